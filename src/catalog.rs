@@ -1,0 +1,612 @@
+//! Discovery: which directories are skills, under which names, with which
+//! files — and, for everything else, a `problems` entry saying why.
+//!
+//! The catalog is scanned once at boot and held immutable (README "Trust
+//! posture": "The catalog is scanned once at boot and held in memory");
+//! handlers only read it. One bad skill costs itself, never the listing, and
+//! nothing is dropped in silence (spec DISC-*).
+
+use std::collections::{HashMap, HashSet};
+use std::ffi::OsStr;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use crate::config::{Config, RootsFrom};
+use crate::declaration::{self, Declaration};
+use crate::fence::{self, FenceError};
+use crate::frontmatter::{self, Fields};
+use crate::limits::{
+    MAX_BODY_BYTES, MAX_DIRS_PER_SKILL, MAX_FILES_PER_SKILL, MAX_FRONTMATTER_BYTES,
+};
+use crate::problem::{Problem, Reason};
+use crate::read;
+
+/// The file every skill directory holds.
+pub const SKILL_MD: &str = "SKILL.md";
+
+/// Most bytes of SKILL.md read: the largest frontmatter, its delimiter
+/// lines, and the largest body served.
+pub const MAX_SKILL_MD_BYTES: usize = MAX_FRONTMATTER_BYTES + 16 + MAX_BODY_BYTES;
+
+/// One bundled file: its skill-relative path and size in bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileEntry {
+    pub path: Box<str>,
+    pub size: u64,
+}
+
+/// A served skill.
+#[derive(Debug, Clone)]
+pub struct Skill {
+    /// The directory's name: the only name it is served under (DISC-002).
+    pub name: String,
+    /// Its real (canonical) directory: the base of every fence check.
+    pub dir: PathBuf,
+    /// The configured root it was found under, as `roots` reports it.
+    pub source: String,
+    pub description: Option<String>,
+    pub when_to_use: Option<String>,
+    /// Every bundled file, sorted by path bytes; SKILL.md included.
+    pub files: Vec<FileEntry>,
+    pub bytes: u64,
+    pub declaration: Declaration,
+    /// Declared scripts that are not a regular file inside the skill, with
+    /// the reason; they are reported and can never run (DISC-010).
+    pub missing_scripts: Vec<(String, String)>,
+}
+
+/// The catalog: every skill served, and every problem met.
+#[derive(Debug, Clone)]
+pub struct Catalog {
+    pub roots: Vec<String>,
+    pub roots_from: RootsFrom,
+    /// Sorted by name.
+    pub skills: Vec<Skill>,
+    /// In discovery order.
+    pub problems: Vec<Problem>,
+}
+
+impl Catalog {
+    /// The skill served under `name`.
+    pub fn get(&self, name: &str) -> Option<&Skill> {
+        self.skills
+            .binary_search_by(|s| s.name.as_str().cmp(name))
+            .ok()
+            .map(|i| &self.skills[i])
+    }
+}
+
+/// True when `name` can be served as a skill name: it travels in tool
+/// arguments, prompt names and `skill://` URIs, so it is kept to characters
+/// none of them need to escape (DISC-009).
+pub fn is_skill_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    name.len() <= 64
+        && chars.next().is_some_and(|c| c.is_ascii_alphanumeric())
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+}
+
+fn show(p: &Path) -> String {
+    p.to_string_lossy().into_owned()
+}
+
+/// A directory found to hold SKILL.md.
+struct Candidate {
+    /// Where it was met (a symlink's own path, when it was one).
+    found_at: PathBuf,
+    real: PathBuf,
+    root: usize,
+}
+
+struct Scan {
+    roots: Vec<String>,
+    problems: Vec<Problem>,
+    candidates: Vec<Candidate>,
+    /// Real directories already met, so one reached twice (a symlink alias
+    /// inside a root, a root configured twice) is read once (DISC-007).
+    seen: HashSet<PathBuf>,
+}
+
+/// Scans every configured root (spec DISC-001..DISC-014).
+pub fn scan(config: &Config) -> Catalog {
+    let mut s = Scan {
+        roots: config.roots.iter().map(|r| show(r)).collect(),
+        problems: Vec::new(),
+        candidates: Vec::new(),
+        seen: HashSet::new(),
+    };
+    for (i, root) in config.roots.iter().enumerate() {
+        s.root(i, root, config.roots_from);
+    }
+
+    // A name contributed by two directories is refused for both (DISC-005):
+    // the grant names a skill, so no scan order may pick a winner.
+    let mut by_name: HashMap<String, Vec<usize>> = HashMap::new();
+    let mut order = Vec::new();
+    for (i, c) in s.candidates.iter().enumerate() {
+        let Some(name) = candidate_name(c, &mut s.problems) else {
+            continue;
+        };
+        by_name.entry(name.clone()).or_default().push(i);
+        order.push(name);
+    }
+    let mut skills = Vec::new();
+    let mut done = HashSet::new();
+    for name in order {
+        if !done.insert(name.clone()) {
+            continue;
+        }
+        let group = &by_name[&name];
+        if group.len() > 1 {
+            let dirs: Vec<String> = group.iter().map(|&i| show(&s.candidates[i].real)).collect();
+            for &i in group {
+                s.problems.push(Problem::new(
+                    show(&s.candidates[i].real),
+                    Reason::DuplicateName,
+                    format!(
+                        "{} directories all contribute the skill {name:?} ({}); none of them is served, \
+                         because a grant names a skill and no scan order may choose between them",
+                        group.len(),
+                        dirs.join(", ")
+                    ),
+                ));
+            }
+            continue;
+        }
+        let c = &s.candidates[group[0]];
+        let source = s.roots[c.root].clone();
+        let real = c.real.clone();
+        if let Some(skill) = read_skill(name, real, source, &mut s.problems) {
+            skills.push(skill);
+        }
+    }
+    skills.sort_by(|a, b| a.name.cmp(&b.name));
+    Catalog {
+        roots: s.roots,
+        roots_from: config.roots_from,
+        skills,
+        problems: s.problems,
+    }
+}
+
+/// Entries of a directory, sorted by name bytes so discovery is the same on
+/// every machine. A directory that cannot be read is reported.
+fn sorted_entries(dir: &Path, problems: &mut Vec<Problem>, reason: Reason) -> Vec<fs::DirEntry> {
+    match fs::read_dir(dir) {
+        Ok(rd) => {
+            let mut v: Vec<_> = rd.filter_map(Result::ok).collect();
+            v.sort_by_key(|e| e.file_name());
+            v
+        }
+        Err(e) => {
+            problems.push(Problem::new(
+                show(dir),
+                reason,
+                format!("this directory could not be read: {e}"),
+            ));
+            Vec::new()
+        }
+    }
+}
+
+fn has_skill_md(dir: &Path) -> bool {
+    fs::symlink_metadata(dir.join(SKILL_MD)).is_ok()
+}
+
+impl Scan {
+    fn root(&mut self, i: usize, root: &Path, from: RootsFrom) {
+        let hint = if from == RootsFrom::Default {
+            "; set SKILLS_DIR to a directory of skills"
+        } else {
+            ""
+        };
+        let real = match fs::canonicalize(root) {
+            Ok(r) if r.is_dir() => r,
+            Ok(_) => {
+                self.problems.push(Problem::new(
+                    show(root),
+                    Reason::RootUnreadable,
+                    format!("this root is not a directory{hint}"),
+                ));
+                return;
+            }
+            Err(e) => {
+                self.problems.push(Problem::new(
+                    show(root),
+                    Reason::RootUnreadable,
+                    format!("this root could not be read: {e}{hint}"),
+                ));
+                return;
+            }
+        };
+        // Layout 1: the root is itself one skill (DISC-001).
+        if has_skill_md(&real) {
+            if self.seen.insert(real.clone()) {
+                self.candidates.push(Candidate {
+                    found_at: root.to_path_buf(),
+                    real: real.clone(),
+                    root: i,
+                });
+            }
+            return;
+        }
+        // Layout 2: a directory of skills.
+        self.parent(i, &real, &real);
+        // Layout 3: `<root>/skills/<name>/SKILL.md`.
+        let skills = real.join("skills");
+        if skills.is_dir() && !has_skill_md(&skills) {
+            match fs::canonicalize(&skills) {
+                Ok(sr) if sr.starts_with(&real) => self.parent(i, &sr, &real),
+                _ => self.problems.push(Problem::new(
+                    show(&skills),
+                    Reason::SymlinkEscape,
+                    "the \"skills\" directory resolves outside the configured root; refused",
+                )),
+            }
+        }
+    }
+
+    /// Looks at each entry of `parent` as a possible skill directory.
+    fn parent(&mut self, i: usize, parent: &Path, root: &Path) {
+        for entry in sorted_entries(parent, &mut self.problems, Reason::RootUnreadable) {
+            let name = entry.file_name();
+            // Hidden entries (`.git`, `.github`) are not skill candidates: a
+            // checkout of a skills repository always has them (DISC-004).
+            if name.as_encoded_bytes().first() == Some(&b'.') {
+                continue;
+            }
+            let at = parent.join(&name);
+            let Ok(ft) = entry.file_type() else { continue };
+            // Plain files in a root (README.md, LICENSE) are not candidates.
+            if !ft.is_dir() && !ft.is_symlink() {
+                continue;
+            }
+            // `<root>/skills` is layout 3, scanned on its own.
+            if parent == root && name == OsStr::new("skills") && ft.is_dir() && !has_skill_md(&at) {
+                continue;
+            }
+            let real = match fs::canonicalize(&at) {
+                Ok(r) => r,
+                Err(e) => {
+                    self.problems.push(Problem::new(
+                        show(&at),
+                        Reason::SymlinkEscape,
+                        format!("this entry could not be resolved ({e}): a broken symlink, a loop, or an unreadable target; refused"),
+                    ));
+                    continue;
+                }
+            };
+            if !real.starts_with(root) {
+                self.problems.push(Problem::new(
+                    show(&at),
+                    Reason::SymlinkEscape,
+                    if ft.is_symlink() {
+                        "this entry is a symlink resolving outside the configured root; refused"
+                    } else {
+                        "this directory resolves outside the configured root; refused"
+                    },
+                ));
+                continue;
+            }
+            if !real.is_dir() || !self.seen.insert(real.clone()) {
+                continue;
+            }
+            if has_skill_md(&real) {
+                self.candidates.push(Candidate {
+                    found_at: at,
+                    real,
+                    root: i,
+                });
+            } else {
+                self.problems.push(Problem::new(
+                    show(&at),
+                    Reason::NoSkillMd,
+                    "no SKILL.md in this directory, so it is not a skill",
+                ));
+            }
+        }
+    }
+}
+
+/// The name a candidate is served under: its real directory's name
+/// (DISC-002), or `None` with a problem when that cannot be a name.
+fn candidate_name(c: &Candidate, problems: &mut Vec<Problem>) -> Option<String> {
+    {
+        let base = c.real.file_name().unwrap_or_default();
+        let Some(name) = base.to_str().filter(|n| is_skill_name(n)) else {
+            problems.push(Problem::new(
+                show(&c.real),
+                Reason::UnusableName,
+                format!(
+                    "the directory name {:?} cannot be served (a skill name is 1-64 of A-Z a-z 0-9 . _ -, starting with a letter or digit), \
+                     and a skill is served under its directory name; skipped",
+                    base.to_string_lossy()
+                ),
+            ));
+            return None;
+        };
+        if c.found_at.file_name().is_some_and(|n| n != base)
+            && fs::symlink_metadata(&c.found_at).is_ok_and(|m| m.is_symlink())
+        {
+            problems.push(Problem::new(
+                show(&c.found_at),
+                Reason::NameMismatch,
+                format!(
+                    "this entry is a symlink to {}, and a skill is served under its real directory's name; serving it as {name:?}, \
+                     which is also the name a grant must use",
+                    show(&c.real)
+                ),
+            ));
+        }
+        Some(name.to_owned())
+    }
+}
+
+/// SKILL.md's text, read through the fence and capped (DISC-008).
+pub struct SkillMd {
+    pub text: String,
+    /// True when the file is larger than [`MAX_SKILL_MD_BYTES`].
+    pub cut: bool,
+}
+
+/// Reads SKILL.md of the skill at `dir` (a real directory). The same code
+/// serves discovery and `skill_load`, so both see one file the same way.
+pub fn read_skill_md(dir: &Path) -> Result<SkillMd, (Reason, String)> {
+    let opened = fence::open(dir, SKILL_MD).map_err(|e| match e {
+        FenceError::Escape { .. } => (
+            Reason::SymlinkEscape,
+            "SKILL.md is a symlink pointing outside this skill's own directory; refused".to_owned(),
+        ),
+        FenceError::NotRegular { kind, .. } => (
+            Reason::UnreadableSkillMd,
+            format!("SKILL.md is {kind}, not a regular file"),
+        ),
+        other => (
+            Reason::UnreadableSkillMd,
+            format!("SKILL.md could not be read: {other}"),
+        ),
+    })?;
+    let capped =
+        read::read_capped(&opened.file, opened.meta.len(), MAX_SKILL_MD_BYTES).map_err(|e| {
+            (
+                Reason::UnreadableSkillMd,
+                format!("SKILL.md could not be read: {e}"),
+            )
+        })?;
+    let text = read::utf8_prefix(&capped.bytes, capped.truncated).map_err(|at| {
+        (
+            Reason::UnreadableSkillMd,
+            format!("SKILL.md is not valid UTF-8 (first bad byte at offset {at})"),
+        )
+    })?;
+    Ok(SkillMd {
+        text: text.to_owned(),
+        cut: capped.truncated,
+    })
+}
+
+fn read_skill(
+    name: String,
+    dir: PathBuf,
+    source: String,
+    problems: &mut Vec<Problem>,
+) -> Option<Skill> {
+    let md_path = show(&dir.join(SKILL_MD));
+    let md = match read_skill_md(&dir) {
+        Ok(md) => md,
+        Err((reason, detail)) => {
+            problems.push(Problem::new(md_path, reason, detail));
+            return None;
+        }
+    };
+    let split = match frontmatter::split(&md.text) {
+        Ok(s) => s,
+        Err(e) => {
+            problems.push(
+                Problem::new(md_path, Reason::MalformedFrontmatter, e.message).at(e.line, e.column),
+            );
+            return None;
+        }
+    };
+    let (fm, block_error) =
+        match frontmatter::parse_sparing_block(split.yaml, split.yaml_line, declaration::BLOCK_KEY)
+        {
+            Ok(parsed) => parsed,
+            Err(e) => {
+                problems.push(
+                    Problem::new(md_path, Reason::MalformedFrontmatter, e.message)
+                        .at(e.line, e.column),
+                );
+                return None;
+            }
+        };
+    if let Some(e) = block_error {
+        problems.push(
+            Problem::new(
+                &md_path,
+                Reason::Declaration,
+                format!(
+                    "the \"mcp-host\" block does not parse, so it is ignored: {}",
+                    e.message
+                ),
+            )
+            .at(e.line, e.column),
+        );
+    }
+    let (fields, notes) = Fields::read(&fm);
+    let (declaration, decl_notes) = declaration::read(&fm);
+    for n in notes.into_iter().chain(decl_notes) {
+        problems.push(Problem::new(&md_path, Reason::Declaration, n.message).at(n.line, n.column));
+    }
+    if let Some(fm_name) = fields.name.as_deref().filter(|n| *n != name) {
+        problems.push(Problem::new(
+            &md_path,
+            Reason::NameMismatch,
+            format!("frontmatter names it {fm_name:?}, but a skill is served under its DIRECTORY name; serving it as {name:?}"),
+        ));
+    }
+    let files = walk(&dir, problems);
+    let missing_scripts = declaration
+        .run
+        .iter()
+        .filter_map(|entry| {
+            let why = match fence::resolve(&dir, &entry.script) {
+                Ok(_) => return None,
+                Err(FenceError::Escape { .. }) => {
+                    problems.push(Problem::new(
+                        show(&dir.join(&entry.script)),
+                        Reason::SymlinkEscape,
+                        format!(
+                            "declares {:?}, which resolves outside this skill's own directory",
+                            entry.script
+                        ),
+                    ));
+                    "it resolves outside the skill's own directory".to_owned()
+                }
+                Err(e) => {
+                    let why = match e {
+                        FenceError::NotFound { .. } => "it is not a file in this skill".to_owned(),
+                        other => other.to_string(),
+                    };
+                    problems.push(Problem::new(
+                        &md_path,
+                        Reason::DeclaredScriptMissing,
+                        format!(
+                            "declares {:?}, which is not a regular file in this skill: {why}",
+                            entry.script
+                        ),
+                    ));
+                    why
+                }
+            };
+            Some((entry.script.clone(), why))
+        })
+        .collect();
+    let bytes = files.iter().map(|f| f.size).sum();
+    Some(Skill {
+        name,
+        dir,
+        source,
+        description: fields.description,
+        when_to_use: fields.when_to_use,
+        files,
+        bytes,
+        declaration,
+        missing_scripts,
+    })
+}
+
+/// Lists a skill's files (DISC-011..DISC-013): regular files, and symlinks
+/// to regular files inside the skill (which the fence serves). A symlink
+/// leading out is reported; a symlink to a directory inside the skill is
+/// not descended (its files are listed under their real paths already); a
+/// name the read tools would refuse is reported, never listed.
+fn walk(skill: &Path, problems: &mut Vec<Problem>) -> Vec<FileEntry> {
+    let mut files = Vec::new();
+    let mut queue = std::collections::VecDeque::from([(skill.to_path_buf(), String::new())]);
+    let mut dirs = 0usize;
+    while let Some((dir, prefix)) = queue.pop_front() {
+        for entry in sorted_entries(&dir, problems, Reason::UnusablePath) {
+            let full = dir.join(entry.file_name());
+            let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
+                problems.push(Problem::new(
+                    show(&full),
+                    Reason::UnusablePath,
+                    "this name is not valid UTF-8, so skill_file cannot address it; it is not listed (nor anything under it)",
+                ));
+                continue;
+            };
+            let rel = if prefix.is_empty() {
+                name
+            } else {
+                format!("{prefix}/{name}")
+            };
+            let Ok(ft) = entry.file_type() else { continue };
+            if let Err(rule) = fence::check_str(&rel) {
+                problems.push(Problem::new(
+                    show(&full),
+                    Reason::UnusablePath,
+                    format!(
+                        "{rel:?} cannot be addressed by skill_file ({}), so it is not listed{}",
+                        rule.describe(),
+                        if ft.is_dir() {
+                            " (nor anything under it)"
+                        } else {
+                            ""
+                        }
+                    ),
+                ));
+                continue;
+            }
+            if ft.is_dir() {
+                dirs += 1;
+                if dirs > MAX_DIRS_PER_SKILL {
+                    problems.push(Problem::new(
+                        show(skill),
+                        Reason::FileLimit,
+                        format!("more than {MAX_DIRS_PER_SKILL} directories; the manifest lists the {} files found before that and the rest of the bundle is not walked", files.len()),
+                    ));
+                    return sorted(files);
+                }
+                queue.push_back((full, rel));
+                continue;
+            }
+            let size = if ft.is_file() {
+                entry.metadata().map(|m| m.len()).unwrap_or(0)
+            } else if ft.is_symlink() {
+                match fence::resolve(skill, &rel) {
+                    Ok((_, meta)) => meta.len(),
+                    Err(FenceError::Escape { .. }) => {
+                        problems.push(Problem::new(
+                            show(&full),
+                            Reason::SymlinkEscape,
+                            format!("{rel:?} is a symlink leading outside this skill's own directory; it is not listed and cannot be read"),
+                        ));
+                        continue;
+                    }
+                    Err(FenceError::NotRegular {
+                        kind: "a directory",
+                        ..
+                    }) => continue,
+                    Err(e) => {
+                        problems.push(Problem::new(
+                            show(&full),
+                            Reason::UnusablePath,
+                            format!("{e}; it is not listed"),
+                        ));
+                        continue;
+                    }
+                }
+            } else {
+                let kind = match fence::resolve(skill, &rel) {
+                    Err(FenceError::NotRegular { kind, .. }) => kind,
+                    _ => "not a regular file",
+                };
+                problems.push(Problem::new(
+                    show(&full),
+                    Reason::UnusablePath,
+                    format!("{rel:?} is {kind}, not a regular file, so skill_file cannot serve it; it is not listed"),
+                ));
+                continue;
+            };
+            if files.len() == MAX_FILES_PER_SKILL {
+                problems.push(Problem::new(
+                    show(skill),
+                    Reason::FileLimit,
+                    format!("more than {MAX_FILES_PER_SKILL} files; the manifest lists the first {MAX_FILES_PER_SKILL} and the rest of the bundle is not walked"),
+                ));
+                return sorted(files);
+            }
+            files.push(FileEntry {
+                path: rel.into_boxed_str(),
+                size,
+            });
+        }
+    }
+    sorted(files)
+}
+
+fn sorted(mut files: Vec<FileEntry>) -> Vec<FileEntry> {
+    files.sort_by(|a, b| a.path.as_bytes().cmp(b.path.as_bytes()));
+    files
+}

@@ -1,0 +1,187 @@
+//! Reading the environment once, into a typed [`Config`] (README
+//! "Configuration"). No other module reads the environment: everything
+//! downstream gets what it needs from here, so a test can build a `Config`
+//! from a map and the process environment is consulted exactly once.
+
+use std::collections::BTreeMap;
+use std::ffi::{OsStr, OsString};
+use std::path::{Path, PathBuf};
+
+use schemars::JsonSchema;
+use serde::Serialize;
+
+/// Variables mcp-host's runner injects. Any one present means a host
+/// started this process (README: "Hosted — any variable mcp-host's runner
+/// injects is present"), whatever supplied the roots.
+pub const HOSTED_MARKERS: &[&str] = &[
+    "MCP_SKILLS_PATH",
+    "MCP_HOST_METER_FILE",
+    "MCP_DATA_DIR",
+    "MCP_BLOB_BASE_URL",
+];
+
+/// Where the roots came from (`rootsFrom` in `skill_list`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+pub enum RootsFrom {
+    #[serde(rename = "MCP_SKILLS_PATH")]
+    McpSkillsPath,
+    #[serde(rename = "SKILLS_DIR")]
+    SkillsDir,
+    /// Neither was set: this package's own bundled `skills/`.
+    #[serde(rename = "default")]
+    Default,
+}
+
+/// Everything the server takes from its environment.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Absolute roots in configured order (joined to the working directory,
+    /// not resolved: `skill_list` reports them as configured).
+    pub roots: Vec<PathBuf>,
+    pub roots_from: RootsFrom,
+    /// The hosted markers that are present, in [`HOSTED_MARKERS`] order.
+    pub hosted_markers: Vec<&'static str>,
+    /// `MCP_SKILL_RUN` as given, when set and not blank.
+    pub grant: Option<String>,
+    /// The whole environment as it was at boot. `run` picks the allowlist
+    /// and granted names out of it; nothing else is ever handed on.
+    pub env: BTreeMap<OsString, OsString>,
+}
+
+/// A value counts as set when it holds something besides whitespace.
+fn non_blank(v: Option<&OsString>) -> Option<&OsStr> {
+    v.map(OsString::as_os_str)
+        .filter(|v| v.to_str().is_none_or(|s| !s.trim().is_empty()))
+}
+
+/// Splits a `:`-separated list of roots, dropping empty parts, and makes
+/// each absolute against `cwd`.
+fn split_roots(value: &OsStr, cwd: &Path) -> Vec<PathBuf> {
+    std::env::split_paths(value)
+        .filter(|p| !p.as_os_str().is_empty() && p.to_str().is_none_or(|s| !s.trim().is_empty()))
+        .map(|p| cwd.join(p))
+        .collect()
+}
+
+impl Config {
+    /// Builds the configuration from an environment snapshot (spec
+    /// CONF-001..CONF-003): `MCP_SKILLS_PATH` wins when it names at least
+    /// one root; else `SKILLS_DIR`; else `default_root`.
+    pub fn from_env(
+        env: BTreeMap<OsString, OsString>,
+        cwd: &Path,
+        default_root: PathBuf,
+    ) -> Config {
+        let get = |k: &str| env.get(OsStr::new(k));
+        let from = |k: &str| {
+            non_blank(get(k))
+                .map(|v| split_roots(v, cwd))
+                .filter(|r| !r.is_empty())
+        };
+        let (roots, roots_from) = if let Some(r) = from("MCP_SKILLS_PATH") {
+            (r, RootsFrom::McpSkillsPath)
+        } else if let Some(r) = from("SKILLS_DIR") {
+            (r, RootsFrom::SkillsDir)
+        } else {
+            (vec![default_root], RootsFrom::Default)
+        };
+        // Presence alone marks a host, even empty: the check may only ever
+        // move the default toward fail-closed (spec GRANT-004).
+        let hosted_markers = HOSTED_MARKERS
+            .iter()
+            .copied()
+            .filter(|k| get(k).is_some())
+            .collect();
+        let grant = non_blank(get("MCP_SKILL_RUN")).map(|v| v.to_string_lossy().into_owned());
+        Config {
+            roots,
+            roots_from,
+            hosted_markers,
+            grant,
+            env,
+        }
+    }
+
+    /// Reads the process environment (the only place that does).
+    pub fn from_process(default_root: PathBuf) -> Config {
+        let env = std::env::vars_os().collect();
+        let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+        Config::from_env(env, &cwd, default_root)
+    }
+
+    /// True when a host started this process.
+    pub fn hosted(&self) -> bool {
+        !self.hosted_markers.is_empty()
+    }
+
+    /// A variable from the boot environment.
+    pub fn var(&self, name: &str) -> Option<&OsStr> {
+        self.env.get(OsStr::new(name)).map(OsString::as_os_str)
+    }
+}
+
+/// The bundled `skills/` directory (spec CONF-005). An installed binary
+/// finds it beside itself first (`<exe>/../share/skill-mcp/skills`, the
+/// layout the Nix package and the image use), then at the path fixed at
+/// build time (`SKILL_MCP_SKILLS_DIR`, else the checkout it was built from).
+pub fn default_skills_dir() -> PathBuf {
+    let beside_exe = std::env::current_exe()
+        .ok()
+        .and_then(|exe| {
+            exe.parent()
+                .map(|bin| bin.join("../share/skill-mcp/skills"))
+        })
+        .filter(|p| p.is_dir());
+    let built_in = PathBuf::from(
+        option_env!("SKILL_MCP_SKILLS_DIR")
+            .unwrap_or(concat!(env!("CARGO_MANIFEST_DIR"), "/skills")),
+    );
+    beside_exe.unwrap_or(built_in)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(vars: &[(&str, &str)]) -> Config {
+        let env = vars
+            .iter()
+            .map(|(k, v)| (OsString::from(k), OsString::from(v)))
+            .collect();
+        Config::from_env(env, Path::new("/work"), PathBuf::from("/pkg/skills"))
+    }
+
+    #[test]
+    fn precedence_is_mcp_skills_path_then_skills_dir_then_default() {
+        let c = cfg(&[("MCP_SKILLS_PATH", "/a:b"), ("SKILLS_DIR", "/c")]);
+        assert_eq!(c.roots, [PathBuf::from("/a"), PathBuf::from("/work/b")]);
+        assert_eq!(c.roots_from, RootsFrom::McpSkillsPath);
+        let c = cfg(&[("SKILLS_DIR", "/c::/d")]);
+        assert_eq!(c.roots, [PathBuf::from("/c"), PathBuf::from("/d")]);
+        assert_eq!(c.roots_from, RootsFrom::SkillsDir);
+        let c = cfg(&[]);
+        assert_eq!(c.roots, [PathBuf::from("/pkg/skills")]);
+        assert_eq!(c.roots_from, RootsFrom::Default);
+    }
+
+    #[test]
+    fn a_blank_mcp_skills_path_falls_through_but_still_marks_a_host() {
+        let c = cfg(&[("MCP_SKILLS_PATH", "  "), ("SKILLS_DIR", "/c")]);
+        assert_eq!(c.roots_from, RootsFrom::SkillsDir);
+        assert!(c.hosted());
+    }
+
+    #[test]
+    fn each_marker_alone_marks_a_host() {
+        for m in HOSTED_MARKERS {
+            assert_eq!(cfg(&[(m, "x")]).hosted_markers, [*m]);
+        }
+        assert!(!cfg(&[("SKILLS_DIR", "/x")]).hosted());
+    }
+
+    #[test]
+    fn a_blank_grant_is_absent() {
+        assert_eq!(cfg(&[("MCP_SKILL_RUN", " ")]).grant, None);
+        assert_eq!(cfg(&[("MCP_SKILL_RUN", "[]")]).grant.as_deref(), Some("[]"));
+    }
+}

@@ -1,0 +1,498 @@
+//! The `mcp-host:` declaration block: which files are entry points and what
+//! each wants.
+//!
+//! README: "**A declaration narrows; it never grants.**" Nothing here
+//! authorizes anything; `grant` decides what of it may run. The block is read
+//! strictly: an unknown MAJOR version is refused wholesale, unknown keys are
+//! ignored and reported by name, and a refused entry costs that entry, never
+//! the skill's instructions (spec DECL-001..DECL-009).
+
+use serde_yaml_ng::Value;
+
+use crate::fence;
+use crate::frontmatter::{Frontmatter, Note, Positions, Seg};
+use crate::limits::{DEFAULT_TIMEOUT_SECS, MAX_TIMEOUT_SECS};
+
+/// The frontmatter key holding the block.
+pub const BLOCK_KEY: &str = "mcp-host";
+
+/// The one major version this server understands.
+pub const VERSION: u64 = 1;
+
+/// Variables a host sets or that change how an interpreter loads code. A
+/// script may not ask for them: handing them over would let a bundle reach
+/// the host's own configuration or inject code into its interpreter.
+pub const RESERVED_ENV: &[&str] = &[
+    "MCP_SKILLS_PATH",
+    "MCP_SKILL_RUN",
+    "SKILLS_DIR",
+    "MCP_HOST_METER_FILE",
+    "MCP_BLOB_BASE_URL",
+    "MCP_BLOB_SIGNING_KEY",
+    "NODE_OPTIONS",
+    "NODE_PATH",
+    "NODE_REPL_EXTERNAL_MODULE",
+    "LD_PRELOAD",
+    "LD_LIBRARY_PATH",
+    "DYLD_INSERT_LIBRARIES",
+    "PYTHONPATH",
+    "PYTHONSTARTUP",
+];
+
+/// One declared entry point.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunEntry {
+    /// Skill-relative path; it passed the fence's string check.
+    pub script: String,
+    /// The interpreter's name in the closed set (never inferred).
+    pub interpreter: String,
+    /// Variable names this script asks for, in order, without duplicates.
+    pub env: Vec<String>,
+    /// Wall-clock bound, already clamped to the 300 s ceiling.
+    pub timeout_ms: u64,
+}
+
+/// A variable the skill proposes for the server's environment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EnvProposal {
+    pub name: String,
+    pub secret: bool,
+    pub description: Option<String>,
+    pub required: Option<bool>,
+}
+
+/// What a skill declares. Empty when the block is absent or refused.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Declaration {
+    pub run: Vec<RunEntry>,
+    pub env: Vec<EnvProposal>,
+    pub egress: Vec<String>,
+}
+
+/// True for a portable environment variable name.
+pub fn is_env_name(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+fn is_hostname(s: &str) -> bool {
+    !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '*'))
+}
+
+/// Reads the block from parsed frontmatter. Never fails: whatever is wrong
+/// becomes a [`Note`] and the rest is kept.
+pub fn read(fm: &Frontmatter) -> (Declaration, Vec<Note>) {
+    let mut r = Reader {
+        positions: &fm.positions,
+        notes: Vec::new(),
+    };
+    let decl = match fm.map.get(BLOCK_KEY) {
+        None => Declaration::default(),
+        Some(block) => r.block(block).unwrap_or_default(),
+    };
+    (decl, r.notes)
+}
+
+struct Reader<'a> {
+    positions: &'a Positions,
+    notes: Vec<Note>,
+}
+
+fn key(path: &[Seg], k: &str) -> Vec<Seg> {
+    let mut p = path.to_vec();
+    p.push(Seg::Key(k.into()));
+    p
+}
+
+fn index(path: &[Seg], i: usize) -> Vec<Seg> {
+    let mut p = path.to_vec();
+    p.push(Seg::Index(i));
+    p
+}
+
+impl Reader<'_> {
+    fn note(&mut self, path: &[Seg], message: String) {
+        self.notes.push(Note::at(self.positions, path, message));
+    }
+
+    fn unknown_keys(&mut self, map: &serde_yaml_ng::Mapping, path: &[Seg], known: &[&str]) {
+        let label = crate::frontmatter::path_label(path);
+        for k in map.keys() {
+            match k {
+                Value::String(s) if known.contains(&s.as_str()) => {}
+                Value::String(s) => self.note(
+                    &key(path, s),
+                    format!("unknown key {s:?} in \"{label}\" (ignored)"),
+                ),
+                _ => self.note(
+                    path,
+                    format!("a key in \"{label}\" that is not a string (ignored)"),
+                ),
+            }
+        }
+    }
+
+    fn block(&mut self, block: &Value) -> Option<Declaration> {
+        let path = [Seg::Key(BLOCK_KEY.into())];
+        let Value::Mapping(map) = block else {
+            self.note(
+                &path,
+                "\"mcp-host\" is not a mapping — the block is ignored".into(),
+            );
+            return None;
+        };
+        let vpath = key(&path, "version");
+        let major = match map.get("version") {
+            Some(Value::Number(n)) => n.as_u64().or_else(|| {
+                n.as_f64()
+                    .filter(|f| f.is_finite() && *f >= 0.0)
+                    .map(|f| f.trunc() as u64)
+            }),
+            _ => None,
+        };
+        match major {
+            None => {
+                self.note(
+                    &vpath,
+                    "\"mcp-host.version\" is missing or not a number — the block is ignored".into(),
+                );
+                return None;
+            }
+            Some(v) if v != VERSION => {
+                self.note(
+                    &vpath,
+                    format!("\"mcp-host\" declares major version {v}; this server understands version {VERSION} — the block is ignored"),
+                );
+                return None;
+            }
+            Some(_) => {}
+        }
+        self.unknown_keys(map, &path, &["version", "run", "env", "egress", "state"]);
+        Some(Declaration {
+            run: map
+                .get("run")
+                .map(|v| self.run(v, &key(&path, "run")))
+                .unwrap_or_default(),
+            env: map
+                .get("env")
+                .map(|v| self.env_proposals(v, &key(&path, "env")))
+                .unwrap_or_default(),
+            egress: map
+                .get("egress")
+                .map(|v| self.egress(v, &key(&path, "egress")))
+                .unwrap_or_default(),
+        })
+    }
+
+    fn run(&mut self, value: &Value, path: &[Seg]) -> Vec<RunEntry> {
+        let Value::Sequence(items) = value else {
+            self.note(path, "\"mcp-host.run\" is not a list (ignored)".into());
+            return Vec::new();
+        };
+        let mut out: Vec<RunEntry> = Vec::new();
+        for (i, item) in items.iter().enumerate() {
+            let p = index(path, i);
+            if let Some(entry) = self.run_entry(item, &p) {
+                if out.iter().any(|e| e.script == entry.script) {
+                    let at = crate::frontmatter::path_label(&p);
+                    self.note(
+                        &p,
+                        format!(
+                            "\"{at}\" declares {:?} a second time (ignored)",
+                            entry.script
+                        ),
+                    );
+                } else {
+                    out.push(entry);
+                }
+            }
+        }
+        out
+    }
+
+    fn run_entry(&mut self, item: &Value, p: &[Seg]) -> Option<RunEntry> {
+        let at = crate::frontmatter::path_label(p);
+        let Value::Mapping(map) = item else {
+            self.note(p, format!("\"{at}\" is not a mapping (ignored)"));
+            return None;
+        };
+        self.unknown_keys(map, p, &["script", "interpreter", "env", "timeout"]);
+        let Some(Value::String(script)) = map.get("script") else {
+            self.note(p, format!("\"{at}\" has no string \"script\" (ignored)"));
+            return None;
+        };
+        if let Err(rule) = fence::check_str(script) {
+            self.note(
+                &key(p, "script"),
+                format!(
+                    "\"{at}\" script {script:?} is not usable: {} (ignored)",
+                    rule.describe()
+                ),
+            );
+            return None;
+        }
+        let Some(Value::String(interpreter)) = map.get("interpreter") else {
+            self.note(
+                p,
+                format!("\"{at}\" has no string \"interpreter\" (ignored)"),
+            );
+            return None;
+        };
+        let timeout_ms = match map.get("timeout") {
+            None => DEFAULT_TIMEOUT_SECS * 1000,
+            Some(Value::Number(n)) => {
+                let secs = n.as_f64().filter(|s| *s > 0.0 && !s.is_nan());
+                match secs {
+                    Some(s) if s * 1000.0 >= 1.0 => {
+                        if s > MAX_TIMEOUT_SECS as f64 {
+                            self.note(
+                                &key(p, "timeout"),
+                                format!("\"{at}\" asks for a {s}s timeout; clamped to the {MAX_TIMEOUT_SECS}s ceiling"),
+                            );
+                            MAX_TIMEOUT_SECS * 1000
+                        } else {
+                            (s * 1000.0).round() as u64
+                        }
+                    }
+                    _ => {
+                        self.note(&key(p, "timeout"), format!("\"{at}\" has a \"timeout\" that is not a positive number of seconds (ignored)"));
+                        return None;
+                    }
+                }
+            }
+            Some(_) => {
+                self.note(&key(p, "timeout"), format!("\"{at}\" has a \"timeout\" that is not a positive number of seconds (ignored)"));
+                return None;
+            }
+        };
+        let env = match map.get("env") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Sequence(names)) => {
+                let mut env: Vec<String> = Vec::new();
+                for (j, n) in names.iter().enumerate() {
+                    let np = index(&key(p, "env"), j);
+                    match n {
+                        Value::String(name) if !is_env_name(name) => self.note(
+                            &np,
+                            format!(
+                                "\"{at}\" asks for {name:?}, which is not a variable name (ignored)"
+                            ),
+                        ),
+                        Value::String(name) if RESERVED_ENV.contains(&name.as_str()) => self.note(
+                            &np,
+                            format!(
+                                "\"{at}\" asks for {name:?}, which the host reserves — refused"
+                            ),
+                        ),
+                        Value::String(name) => {
+                            if !env.contains(name) {
+                                env.push(name.clone());
+                            }
+                        }
+                        _ => self.note(
+                            &np,
+                            format!("\"{at}\" has an \"env\" entry that is not a string (ignored)"),
+                        ),
+                    }
+                }
+                env
+            }
+            Some(_) => {
+                self.note(
+                    &key(p, "env"),
+                    format!("\"{at}\" has an \"env\" that is not a list (ignored)"),
+                );
+                return None;
+            }
+        };
+        Some(RunEntry {
+            script: script.clone(),
+            interpreter: interpreter.clone(),
+            env,
+            timeout_ms,
+        })
+    }
+
+    fn env_proposals(&mut self, value: &Value, path: &[Seg]) -> Vec<EnvProposal> {
+        let Value::Sequence(items) = value else {
+            self.note(path, "\"mcp-host.env\" is not a list (ignored)".into());
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for (i, item) in items.iter().enumerate() {
+            let p = index(path, i);
+            let at = crate::frontmatter::path_label(&p);
+            let Value::Mapping(map) = item else {
+                self.note(&p, format!("\"{at}\" is not a mapping (ignored)"));
+                continue;
+            };
+            self.unknown_keys(map, &p, &["name", "secret", "description", "required"]);
+            let Some(Value::String(name)) = map
+                .get("name")
+                .filter(|n| n.as_str().is_some_and(is_env_name))
+            else {
+                self.note(&p, format!("\"{at}\" has no valid \"name\" (ignored)"));
+                continue;
+            };
+            let mut flag = |k: &str| match map.get(k) {
+                None => None,
+                Some(Value::Bool(b)) => Some(*b),
+                Some(_) => {
+                    self.note(
+                        &key(&p, k),
+                        format!("\"{at}\" has a {k:?} that is not a boolean (ignored)"),
+                    );
+                    None
+                }
+            };
+            let secret = flag("secret").unwrap_or(false);
+            let required = flag("required");
+            let description = map
+                .get("description")
+                .and_then(Value::as_str)
+                .map(str::to_owned);
+            out.push(EnvProposal {
+                name: name.clone(),
+                secret,
+                description,
+                required,
+            });
+        }
+        out
+    }
+
+    fn egress(&mut self, value: &Value, path: &[Seg]) -> Vec<String> {
+        let Value::Sequence(items) = value else {
+            self.note(path, "\"mcp-host.egress\" is not a list (ignored)".into());
+            return Vec::new();
+        };
+        let mut out: Vec<String> = Vec::new();
+        for (i, item) in items.iter().enumerate() {
+            match item {
+                Value::String(h) if is_hostname(h) => {
+                    if !out.contains(h) {
+                        out.push(h.clone());
+                    }
+                }
+                _ => self.note(
+                    &index(path, i),
+                    "\"mcp-host.egress\" holds an entry that is not a hostname (ignored)".into(),
+                ),
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::frontmatter::parse;
+
+    fn decl(yaml: &str) -> (Declaration, Vec<String>) {
+        let fm = parse(yaml, 2).unwrap();
+        let (d, notes) = read(&fm);
+        (d, notes.into_iter().map(|n| n.message).collect())
+    }
+
+    #[test]
+    fn a_full_block_reads() {
+        let (d, notes) = decl(
+            "mcp-host:\n  version: 1\n  run:\n    - script: scripts/f.js\n      interpreter: node\n      env: [API_KEY, API_KEY]\n      timeout: 30\n  env:\n    - name: API_KEY\n      secret: true\n  egress: [api.example, api.example]\n",
+        );
+        assert!(notes.is_empty(), "{notes:?}");
+        assert_eq!(
+            d.run,
+            vec![RunEntry {
+                script: "scripts/f.js".into(),
+                interpreter: "node".into(),
+                env: vec!["API_KEY".into()],
+                timeout_ms: 30_000
+            }]
+        );
+        assert_eq!(d.env[0].name, "API_KEY");
+        assert!(d.env[0].secret);
+        assert_eq!(d.egress, vec!["api.example".to_owned()]);
+    }
+
+    #[test]
+    fn an_unknown_major_version_is_refused_wholesale() {
+        let (d, notes) =
+            decl("mcp-host:\n  version: 2\n  run:\n    - script: a.js\n      interpreter: node\n");
+        assert!(d.run.is_empty());
+        assert!(notes[0].contains("major version 2"), "{notes:?}");
+        let (d, _) = decl(
+            "mcp-host:\n  version: 1.3\n  run:\n    - script: a.js\n      interpreter: node\n",
+        );
+        assert_eq!(d.run.len(), 1, "a minor version of major 1 is understood");
+        let (d, notes) = decl("mcp-host:\n  run:\n    - script: a.js\n      interpreter: node\n");
+        assert!(d.run.is_empty() && notes[0].contains("missing"));
+    }
+
+    #[test]
+    fn unknown_keys_are_reported_by_name_and_ignored() {
+        let (d, notes) = decl(
+            "mcp-host:\n  version: 1\n  sandbox: true\n  run:\n    - script: a.js\n      interpreter: node\n      timeot: 5\n",
+        );
+        assert_eq!(d.run.len(), 1);
+        assert!(notes.iter().any(|n| n.contains("\"sandbox\"")), "{notes:?}");
+        assert!(notes.iter().any(|n| n.contains("\"timeot\"")), "{notes:?}");
+    }
+
+    #[test]
+    fn timeouts_default_clamp_and_refuse() {
+        let (d, _) =
+            decl("mcp-host:\n  version: 1\n  run:\n    - script: a.js\n      interpreter: node\n");
+        assert_eq!(d.run[0].timeout_ms, 60_000);
+        let (d, notes) = decl(
+            "mcp-host:\n  version: 1\n  run:\n    - script: a.js\n      interpreter: node\n      timeout: 900\n",
+        );
+        assert_eq!(d.run[0].timeout_ms, 300_000);
+        assert!(notes[0].contains("clamped"));
+        let (d, _) = decl(
+            "mcp-host:\n  version: 1\n  run:\n    - script: a.js\n      interpreter: node\n      timeout: 2.5\n",
+        );
+        assert_eq!(d.run[0].timeout_ms, 2_500);
+        for bad in ["0", "-1", "\"30\"", ".nan", "yes"] {
+            let (d, notes) = decl(&format!(
+                "mcp-host:\n  version: 1\n  run:\n    - script: a.js\n      interpreter: node\n      timeout: {bad}\n"
+            ));
+            assert!(d.run.is_empty(), "timeout {bad} accepted");
+            assert!(notes[0].contains("timeout"));
+        }
+    }
+
+    #[test]
+    fn entries_fail_alone() {
+        let (d, notes) = decl(
+            "mcp-host:\n  version: 1\n  run:\n    - script: ../x.js\n      interpreter: node\n    - script: ok.js\n      interpreter: node\n    - interpreter: node\n    - script: ok.js\n      interpreter: node\n    - script: e.js\n      interpreter: node\n      env: [LD_PRELOAD, \"1BAD\", GOOD]\n",
+        );
+        assert_eq!(
+            d.run.iter().map(|e| e.script.as_str()).collect::<Vec<_>>(),
+            ["ok.js", "e.js"]
+        );
+        assert_eq!(d.run[1].env, ["GOOD"]);
+        assert_eq!(notes.len(), 5, "{notes:?}");
+    }
+
+    #[test]
+    fn notes_carry_positions() {
+        let fm = parse("name: a\nmcp-host:\n  version: 1\n  bogus: 1\n", 2).unwrap();
+        let (_, notes) = read(&fm);
+        assert_eq!((notes[0].line, notes[0].column), (Some(5), Some(10)));
+    }
+
+    #[test]
+    fn a_block_that_is_not_a_mapping_is_ignored() {
+        for yaml in ["mcp-host:\n", "mcp-host: [1]\n", "mcp-host: yes\n"] {
+            let (d, notes) = decl(yaml);
+            assert_eq!(d, Declaration::default());
+            assert!(notes[0].contains("not a mapping"), "{notes:?}");
+        }
+    }
+}

@@ -1,0 +1,433 @@
+//! The path fence: which skill-relative paths may be read or run.
+//!
+//! README "The execution fence", second bullet: a path is checked **as a
+//! string first** (plain segments only) and **then after resolution** (the
+//! real path, symlinks followed, inside the skill's real directory, a regular
+//! file). Both checks, always: the string check alone misses a symlink
+//! planted in the bundle; the resolved check alone accepts shapes that should
+//! never have been joined. The same fence guards `skill_file`, resources and
+//! `skill_run` (spec FENCE-001..FENCE-006).
+//!
+//! [`open`] closes the gap between checking and reading: it opens the checked
+//! real path without following a final symlink, without blocking on a FIFO,
+//! and then asks the kernel which file the descriptor really is. Whatever was
+//! checked is what is read.
+
+use std::fmt;
+use std::fs::{self, File, Metadata};
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// The string rules, each named so a refusal says which one refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PathRule {
+    /// The path is the empty string.
+    Empty,
+    /// It starts with `/`.
+    Absolute,
+    /// A segment is `.` or `..`.
+    DotSegment,
+    /// Two slashes in a row, or a trailing slash.
+    EmptySegment,
+    /// A `\`, which some clients treat as a separator.
+    Backslash,
+    /// A `%`: raw paths never hold one, so a `skill://` URI is decoded
+    /// exactly once and `%2e%2e` can never become `..` (spec FENCE-001).
+    Percent,
+    /// A NUL byte, which would end the path early in any C API.
+    Nul,
+    /// A segment of only whitespace, which no client shows legibly.
+    Blank,
+    /// Longer than [`MAX_PATH_CHARS`].
+    TooLong,
+}
+
+/// Longest skill-relative path accepted, in characters. Real bundles use a
+/// few dozen; the bound keeps a hostile name from costing more.
+pub const MAX_PATH_CHARS: usize = 1024;
+
+impl PathRule {
+    /// The rule as a sentence fragment for messages.
+    pub fn describe(self) -> &'static str {
+        match self {
+            PathRule::Empty => "it is empty",
+            PathRule::Absolute => {
+                "it starts with \"/\" (paths are relative to the skill's directory)"
+            }
+            PathRule::DotSegment => "it has a \".\" or \"..\" segment",
+            PathRule::EmptySegment => "it has an empty segment (\"//\" or a trailing \"/\")",
+            PathRule::Backslash => "it contains a backslash",
+            PathRule::Percent => "it contains \"%\" (percent escapes are refused)",
+            PathRule::Nul => "it contains a NUL byte",
+            PathRule::Blank => "it has a segment of only whitespace",
+            PathRule::TooLong => "it is longer than 1024 characters",
+        }
+    }
+}
+
+/// Why the fence refused a path. Each message names the rule that refused.
+#[derive(Debug)]
+pub enum FenceError {
+    /// The string check refused the path before anything touched the disk.
+    Shape { path: String, rule: PathRule },
+    /// Nothing exists at the path.
+    NotFound { path: String },
+    /// The real path, symlinks followed, leaves the skill's real directory.
+    Escape { path: String },
+    /// The path resolves to something other than a regular file.
+    NotRegular { path: String, kind: &'static str },
+    /// The file changed between the check and the open (e.g. it was swapped
+    /// for a symlink): what was checked is not what would be read.
+    Changed { path: String },
+    /// Any other I/O failure, with the OS's words.
+    Io { path: String, error: io::Error },
+}
+
+impl fmt::Display for FenceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FenceError::Shape { path, rule } => write!(
+                f,
+                "path {path:?} refused by the path fence (string check): {}",
+                rule.describe()
+            ),
+            FenceError::NotFound { path } => {
+                write!(f, "path {path:?} does not exist in this skill's directory")
+            }
+            FenceError::Escape { path } => write!(
+                f,
+                "path {path:?} refused by the path fence (resolved check): its real path, \
+                 symlinks followed, is outside this skill's directory"
+            ),
+            FenceError::NotRegular { path, kind } => write!(
+                f,
+                "path {path:?} refused by the path fence (resolved check): it is {kind}, not a regular file"
+            ),
+            FenceError::Changed { path } => write!(
+                f,
+                "path {path:?} refused by the path fence: it changed between the check and the open"
+            ),
+            FenceError::Io { path, error } => write!(f, "path {path:?} could not be read: {error}"),
+        }
+    }
+}
+
+impl std::error::Error for FenceError {}
+
+/// Checks one path segment (a file or directory name) against the string
+/// rules. Used for whole paths by [`check_str`] and for names met while
+/// scanning, so the catalog never lists a name the read tools would refuse.
+pub fn check_segment(segment: &str) -> Result<(), PathRule> {
+    if segment.is_empty() {
+        return Err(PathRule::EmptySegment);
+    }
+    if segment == "." || segment == ".." {
+        return Err(PathRule::DotSegment);
+    }
+    if segment.contains('\0') {
+        return Err(PathRule::Nul);
+    }
+    if segment.contains('\\') {
+        return Err(PathRule::Backslash);
+    }
+    if segment.contains('%') {
+        return Err(PathRule::Percent);
+    }
+    if segment.chars().all(char::is_whitespace) {
+        return Err(PathRule::Blank);
+    }
+    Ok(())
+}
+
+/// The string check (spec FENCE-001): plain segments only.
+pub fn check_str(path: &str) -> Result<(), PathRule> {
+    if path.is_empty() {
+        return Err(PathRule::Empty);
+    }
+    if path.starts_with('/') {
+        return Err(PathRule::Absolute);
+    }
+    if path.chars().count() > MAX_PATH_CHARS {
+        return Err(PathRule::TooLong);
+    }
+    path.split('/').try_for_each(check_segment)
+}
+
+/// What the file-type check found, in words.
+fn kind_of(meta: &Metadata) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    let ft = meta.file_type();
+    if ft.is_dir() {
+        "a directory"
+    } else if ft.is_fifo() {
+        "a named pipe"
+    } else if ft.is_socket() {
+        "a socket"
+    } else if ft.is_block_device() || ft.is_char_device() {
+        "a device"
+    } else if ft.is_symlink() {
+        "a symlink"
+    } else {
+        "not a regular file"
+    }
+}
+
+/// Resolves `rel` inside `skill_dir` (which must already be a real,
+/// canonical path) and checks both halves of the fence without opening
+/// anything. Returns the real path and its metadata.
+pub fn resolve(skill_dir: &Path, rel: &str) -> Result<(PathBuf, Metadata), FenceError> {
+    let path = || rel.to_owned();
+    check_str(rel).map_err(|rule| FenceError::Shape { path: path(), rule })?;
+    let real = match fs::canonicalize(skill_dir.join(rel)) {
+        Ok(real) => real,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            // A dangling symlink is "not found" to canonicalize; say which.
+            return Err(match fs::symlink_metadata(skill_dir.join(rel)) {
+                Ok(_) => FenceError::Io {
+                    path: path(),
+                    error: io::Error::new(
+                        io::ErrorKind::NotFound,
+                        "a symlink whose target does not exist",
+                    ),
+                },
+                Err(_) => FenceError::NotFound { path: path() },
+            });
+        }
+        Err(error) => {
+            return Err(FenceError::Io {
+                path: path(),
+                error,
+            });
+        }
+    };
+    if !real.starts_with(skill_dir) {
+        return Err(FenceError::Escape { path: path() });
+    }
+    let meta = fs::symlink_metadata(&real).map_err(|error| FenceError::Io {
+        path: path(),
+        error,
+    })?;
+    if !meta.file_type().is_file() {
+        return Err(FenceError::NotRegular {
+            path: path(),
+            kind: kind_of(&meta),
+        });
+    }
+    Ok((real, meta))
+}
+
+/// A file the fence opened: the descriptor, the real path it was checked
+/// as, and the metadata of the descriptor itself (not of the name).
+#[derive(Debug)]
+pub struct Opened {
+    pub file: File,
+    pub real: PathBuf,
+    pub meta: Metadata,
+}
+
+/// Resolves, checks and opens `rel` inside `skill_dir`, closing the
+/// time-of-check/time-of-use gap (spec FENCE-005):
+///
+/// * `O_NOFOLLOW`: if the checked real path became a symlink, the open fails;
+/// * `O_NONBLOCK`: a FIFO swapped in never blocks the server (and is then
+///   refused by the descriptor's own type);
+/// * the descriptor's own metadata must be a regular file, and the kernel's
+///   name for it must still be the checked real path, so an intermediate
+///   directory swapped for a symlink is caught too.
+pub fn open(skill_dir: &Path, rel: &str) -> Result<Opened, FenceError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let (real, _) = resolve(skill_dir, rel)?;
+    let path = || rel.to_owned();
+    let file = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc_flags::NOFOLLOW | libc_flags::NONBLOCK | libc_flags::NOCTTY)
+        .open(&real)
+        .map_err(|error| match error.raw_os_error() {
+            Some(code) if code == libc_flags::ELOOP => FenceError::Changed { path: path() },
+            _ if error.kind() == io::ErrorKind::NotFound => FenceError::Changed { path: path() },
+            _ => FenceError::Io {
+                path: path(),
+                error,
+            },
+        })?;
+    let meta = file.metadata().map_err(|error| FenceError::Io {
+        path: path(),
+        error,
+    })?;
+    if !meta.file_type().is_file() {
+        return Err(FenceError::NotRegular {
+            path: path(),
+            kind: kind_of(&meta),
+        });
+    }
+    match descriptor_path(&file) {
+        Some(actual) if actual == real => {}
+        Some(_) => return Err(FenceError::Changed { path: path() }),
+        // No way to ask this kernel; the O_NOFOLLOW open and the descriptor's
+        // type check above still hold.
+        None => {}
+    }
+    Ok(Opened { file, real, meta })
+}
+
+/// The kernel's own name for an open descriptor.
+#[cfg(target_os = "linux")]
+fn descriptor_path(file: &File) -> Option<PathBuf> {
+    use std::os::fd::AsRawFd;
+    fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())).ok()
+}
+
+#[cfg(target_os = "macos")]
+fn descriptor_path(file: &File) -> Option<PathBuf> {
+    let mut buf = PathBuf::new();
+    nix::fcntl::fcntl(file, nix::fcntl::FcntlArg::F_GETPATH(&mut buf)).ok()?;
+    Some(buf)
+}
+
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
+fn descriptor_path(_file: &File) -> Option<PathBuf> {
+    None
+}
+
+/// The open(2) flags and errno values the fence needs, from `nix` so no
+/// `libc` dependency is added for four constants.
+mod libc_flags {
+    use nix::fcntl::OFlag;
+    pub const NOFOLLOW: i32 = OFlag::O_NOFOLLOW.bits();
+    pub const NONBLOCK: i32 = OFlag::O_NONBLOCK.bits();
+    pub const NOCTTY: i32 = OFlag::O_NOCTTY.bits();
+    pub const ELOOP: i32 = nix::errno::Errno::ELOOP as i32;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use rstest::rstest;
+
+    #[rstest]
+    #[case("", PathRule::Empty)]
+    #[case("/etc/passwd", PathRule::Absolute)]
+    #[case("..", PathRule::DotSegment)]
+    #[case("a/../b", PathRule::DotSegment)]
+    #[case("./a", PathRule::DotSegment)]
+    #[case("a/.", PathRule::DotSegment)]
+    #[case("a//b", PathRule::EmptySegment)]
+    #[case("a/", PathRule::EmptySegment)]
+    #[case("a\\b", PathRule::Backslash)]
+    #[case("..\\x", PathRule::Backslash)]
+    #[case("%2e%2e/x", PathRule::Percent)]
+    #[case("100%", PathRule::Percent)]
+    #[case("a\0b", PathRule::Nul)]
+    #[case("a/ /b", PathRule::Blank)]
+    fn string_check_refuses_each_shape(#[case] path: &str, #[case] rule: PathRule) {
+        assert_eq!(check_str(path), Err(rule));
+    }
+
+    #[rstest]
+    #[case("SKILL.md")]
+    #[case("scripts/run.js")]
+    #[case(".hidden/file")]
+    #[case("...")]
+    #[case("a b/c d.txt")]
+    #[case("-leading-dash")]
+    #[case("ünïcödé/名前.md")]
+    fn string_check_accepts_plain_segments(#[case] path: &str) {
+        assert_eq!(check_str(path), Ok(()));
+    }
+
+    fn forbidden() -> impl Strategy<Value = &'static str> {
+        prop::sample::select(vec!["..", ".", "", "\\", "%", "\0"])
+    }
+
+    proptest! {
+        /// Any path holding a forbidden shape anywhere is refused.
+        #[test]
+        fn any_forbidden_shape_is_refused(
+            before in prop::collection::vec("[a-z]{1,4}", 0..3),
+            bad in forbidden(),
+            after in prop::collection::vec("[a-z]{1,4}", 0..3),
+            inline in any::<bool>(),
+        ) {
+            let mut segs: Vec<String> = before.clone();
+            if inline && (bad == "\\" || bad == "%" || bad == "\0") {
+                segs.push(format!("x{bad}y"));
+            } else {
+                segs.push(bad.to_owned());
+            }
+            segs.extend(after.clone());
+            let path = segs.join("/");
+            prop_assert!(check_str(&path).is_err(), "accepted {:?}", path);
+        }
+
+        /// Any path passing the string check that resolves, resolves inside.
+        #[test]
+        fn passing_paths_resolve_inside(segs in prop::collection::vec("[a-z.]{1,3}", 1..4)) {
+            let dir = tempfile::tempdir().map_err(|e| TestCaseError::fail(e.to_string()))?;
+            let skill = fs::canonicalize(dir.path()).map_err(|e| TestCaseError::fail(e.to_string()))?;
+            let path = segs.join("/");
+            if check_str(&path).is_ok() {
+                let full = skill.join(&path);
+                if let Some(parent) = full.parent() {
+                    let _ = fs::create_dir_all(parent);
+                }
+                let _ = fs::write(&full, b"x");
+                if let Ok((real, _)) = resolve(&skill, &path) {
+                    prop_assert!(real.starts_with(&skill));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn symlink_out_of_the_skill_is_refused_and_inside_is_served() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = fs::canonicalize(dir.path()).unwrap();
+        let skill = base.join("skill");
+        fs::create_dir(&skill).unwrap();
+        fs::write(skill.join("real.md"), "hi").unwrap();
+        fs::write(base.join("outside.md"), "secret").unwrap();
+        std::os::unix::fs::symlink("real.md", skill.join("inside")).unwrap();
+        std::os::unix::fs::symlink("../outside.md", skill.join("out")).unwrap();
+        std::os::unix::fs::symlink("/etc/passwd", skill.join("abs")).unwrap();
+        assert!(open(&skill, "inside").is_ok());
+        assert!(matches!(
+            open(&skill, "out"),
+            Err(FenceError::Escape { .. })
+        ));
+        assert!(matches!(
+            open(&skill, "abs"),
+            Err(FenceError::Escape { .. })
+        ));
+        assert!(matches!(
+            open(&skill, "missing"),
+            Err(FenceError::NotFound { .. })
+        ));
+        fs::create_dir(skill.join("d")).unwrap();
+        assert!(matches!(
+            open(&skill, "d"),
+            Err(FenceError::NotRegular {
+                kind: "a directory",
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn a_fifo_is_refused_without_blocking() {
+        let dir = tempfile::tempdir().unwrap();
+        let skill = fs::canonicalize(dir.path()).unwrap();
+        nix::unistd::mkfifo(
+            &skill.join("pipe"),
+            nix::sys::stat::Mode::from_bits_truncate(0o600),
+        )
+        .unwrap();
+        assert!(matches!(
+            open(&skill, "pipe"),
+            Err(FenceError::NotRegular {
+                kind: "a named pipe",
+                ..
+            })
+        ));
+    }
+}

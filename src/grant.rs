@@ -1,0 +1,290 @@
+//! The owner's grant: what of a declaration may actually run.
+//!
+//! README "Configuration": `MCP_SKILL_RUN` is **narrow-only** — what may run
+//! is the declaration intersected with it, and no spelling of it makes
+//! runnable what a skill did not declare. Without it the default depends on
+//! who started this process: hosted (any injected marker present) grants
+//! nothing; standalone lets the declaration stand. The marker check only
+//! ever moves toward fail-closed (spec GRANT-001..GRANT-008).
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::catalog::{Catalog, Skill};
+use crate::config::Config;
+use crate::declaration::RunEntry;
+use crate::interpreters::Interpreters;
+use crate::problem::{Problem, Reason};
+
+/// Which case decided what may run (`grantFrom` in `skill_list`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+pub enum GrantFrom {
+    /// `MCP_SKILL_RUN` was set: the declaration intersected with it.
+    #[serde(rename = "MCP_SKILL_RUN")]
+    McpSkillRun,
+    /// No grant and a host started us: nothing runs.
+    #[serde(rename = "hosted-default")]
+    HostedDefault,
+    /// No grant, standalone: the declaration stands.
+    #[serde(rename = "declaration")]
+    Declaration,
+}
+
+/// One row of `MCP_SKILL_RUN`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Row {
+    pub skill: String,
+    pub script: String,
+    /// Variables granted to this script; absent grants none.
+    #[serde(default)]
+    pub env: Vec<String>,
+}
+
+/// The grant as read at boot.
+#[derive(Debug, Clone)]
+pub struct Grant {
+    pub from: GrantFrom,
+    /// `None` when the declaration stands.
+    rows: Option<Vec<Row>>,
+    /// Why `MCP_SKILL_RUN` could not be read; then nothing is granted.
+    pub error: Option<String>,
+}
+
+/// The note `skill_list` carries in the hosted case, so "nothing runs" is
+/// never mistaken for a broken server.
+pub const HOSTED_NOTE: &str = "A host started this server (a hosted marker is set) and no MCP_SKILL_RUN grant was supplied, \
+so nothing may run. A script becomes runnable when the registration grants it; the instructions and files of every \
+skill are served either way.";
+
+impl Grant {
+    /// Reads the grant from the configuration (GRANT-001, GRANT-003..GRANT-005).
+    pub fn from_config(config: &Config) -> Grant {
+        match &config.grant {
+            Some(raw) => match serde_json::from_str::<Vec<Row>>(raw) {
+                Ok(rows) => Grant {
+                    from: GrantFrom::McpSkillRun,
+                    rows: Some(rows),
+                    error: None,
+                },
+                Err(e) => Grant {
+                    from: GrantFrom::McpSkillRun,
+                    rows: Some(Vec::new()),
+                    error: Some(format!(
+                        "MCP_SKILL_RUN is not a JSON list of {{skill, script, env?}} rows ({e}) — nothing is granted, \
+                         so no script may run until it is fixed"
+                    )),
+                },
+            },
+            None if config.hosted() => Grant {
+                from: GrantFrom::HostedDefault,
+                rows: Some(Vec::new()),
+                error: None,
+            },
+            None => Grant {
+                from: GrantFrom::Declaration,
+                rows: None,
+                error: None,
+            },
+        }
+    }
+
+    /// The hosted note, when it applies.
+    pub fn note(&self) -> Option<&'static str> {
+        (self.from == GrantFrom::HostedDefault).then_some(HOSTED_NOTE)
+    }
+
+    /// The variables this script may be handed, or `None` when it may not
+    /// run at all: the declaration's names intersected with the row's.
+    pub fn allows(&self, skill: &str, entry: &RunEntry) -> Option<Vec<String>> {
+        let Some(rows) = &self.rows else {
+            return Some(entry.env.clone());
+        };
+        let row = rows
+            .iter()
+            .find(|r| r.skill == skill && r.script == entry.script)?;
+        Some(
+            entry
+                .env
+                .iter()
+                .filter(|n| row.env.contains(n))
+                .cloned()
+                .collect(),
+        )
+    }
+
+    /// Rows that grant nothing, or grant a variable nobody asked for
+    /// (GRANT-002): each is reported, none widens anything.
+    pub fn problems(&self, catalog: &Catalog) -> Vec<Problem> {
+        let Some(rows) = &self.rows else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for (i, row) in rows.iter().enumerate() {
+            let path = format!("MCP_SKILL_RUN[{i}]");
+            let Some(skill) = catalog.get(&row.skill) else {
+                out.push(Problem::new(
+                    path,
+                    Reason::Grant,
+                    format!("grants {:?} of the skill {:?}, which this server does not serve; it grants nothing", row.script, row.skill),
+                ));
+                continue;
+            };
+            let Some(entry) = skill
+                .declaration
+                .run
+                .iter()
+                .find(|e| e.script == row.script)
+            else {
+                out.push(Problem::new(
+                    path,
+                    Reason::Grant,
+                    format!(
+                        "grants {:?}, which the skill {:?} does not declare in mcp-host.run; it grants nothing",
+                        row.script, row.skill
+                    ),
+                ));
+                continue;
+            };
+            for var in row.env.iter().filter(|v| !entry.env.contains(v)) {
+                out.push(Problem::new(
+                    path.clone(),
+                    Reason::Grant,
+                    format!(
+                        "grants {var:?} to {:?} of {:?}, which that script did not ask for; it is not handed over",
+                        row.script, row.skill
+                    ),
+                ));
+            }
+        }
+        out
+    }
+}
+
+/// A script that may run here, with the variables it will be handed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Runnable {
+    pub entry: RunEntry,
+    pub env: Vec<String>,
+}
+
+/// What of one skill's declaration may run here, and why the rest may not.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Scripts {
+    pub runnable: Vec<Runnable>,
+    /// Cannot run on this deployment (interpreter, or not in the bundle).
+    pub unavailable: Vec<(String, String)>,
+    /// Could run, but the owner did not grant it.
+    pub ungranted: Vec<(String, String)>,
+}
+
+/// The reason a declared, runnable, ungranted script gives.
+pub const UNGRANTED: &str =
+    "declared by the skill and not granted for this registration, so it may not run here";
+
+/// Sorts one skill's declared scripts into runnable, unavailable and
+/// ungranted (GRANT-006, RUN-004).
+pub fn scripts(skill: &Skill, grant: &Grant, interpreters: &Interpreters) -> Scripts {
+    let mut out = Scripts::default();
+    for entry in &skill.declaration.run {
+        if let Some((_, why)) = skill
+            .missing_scripts
+            .iter()
+            .find(|(s, _)| *s == entry.script)
+        {
+            out.unavailable
+                .push((entry.script.clone(), format!("declared, but {why}")));
+        } else if let Err(why) = interpreters.lookup(&entry.interpreter) {
+            out.unavailable.push((entry.script.clone(), why));
+        } else if let Some(env) = grant.allows(&skill.name, entry) {
+            out.runnable.push(Runnable {
+                entry: entry.clone(),
+                env,
+            });
+        } else {
+            out.ungranted
+                .push((entry.script.clone(), UNGRANTED.to_owned()));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+    use std::ffi::OsString;
+    use std::path::{Path, PathBuf};
+
+    fn config(vars: &[(&str, &str)]) -> Config {
+        let env: BTreeMap<OsString, OsString> = vars
+            .iter()
+            .map(|(k, v)| (OsString::from(k), OsString::from(v)))
+            .collect();
+        Config::from_env(env, Path::new("/"), PathBuf::from("/skills"))
+    }
+
+    fn entry(script: &str, env: &[&str]) -> RunEntry {
+        RunEntry {
+            script: script.into(),
+            interpreter: "node".into(),
+            env: env.iter().map(|s| s.to_string()).collect(),
+            timeout_ms: 1000,
+        }
+    }
+
+    #[test]
+    fn standalone_lets_the_declaration_stand() {
+        let g = Grant::from_config(&config(&[]));
+        assert_eq!(g.from, GrantFrom::Declaration);
+        assert_eq!(
+            g.allows("s", &entry("a.js", &["K"])),
+            Some(vec!["K".into()])
+        );
+    }
+
+    #[test]
+    fn hosted_without_a_grant_runs_nothing() {
+        for m in crate::config::HOSTED_MARKERS {
+            let g = Grant::from_config(&config(&[(m, "/x")]));
+            assert_eq!(g.from, GrantFrom::HostedDefault);
+            assert_eq!(g.allows("s", &entry("a.js", &[])), None);
+            assert!(g.note().is_some());
+        }
+    }
+
+    #[test]
+    fn a_grant_intersects_and_never_widens() {
+        let g = Grant::from_config(&config(&[(
+            "MCP_SKILL_RUN",
+            r#"[{"skill":"s","script":"a.js","env":["K","EXTRA"]},{"skill":"s","script":"b.js"}]"#,
+        )]));
+        assert_eq!(
+            g.allows("s", &entry("a.js", &["K", "L"])),
+            Some(vec!["K".into()])
+        );
+        assert_eq!(g.allows("s", &entry("b.js", &["K"])), Some(vec![]));
+        assert_eq!(g.allows("s", &entry("c.js", &[])), None);
+        assert_eq!(g.allows("t", &entry("a.js", &[])), None);
+    }
+
+    #[test]
+    fn a_malformed_grant_grants_nothing_and_says_why() {
+        for bad in [
+            "{",
+            "{}",
+            r#"[{"skill":"s"}]"#,
+            r#"[{"skill":"s","script":"a","envs":[]}]"#,
+            "[1]",
+        ] {
+            let g = Grant::from_config(&config(&[("MCP_SKILL_RUN", bad)]));
+            assert!(
+                g.error
+                    .as_deref()
+                    .is_some_and(|e| e.contains("MCP_SKILL_RUN")),
+                "{bad}"
+            );
+            assert_eq!(g.allows("s", &entry("a", &[])), None, "{bad}");
+        }
+    }
+}

@@ -1,0 +1,32 @@
+//! Every bound the server enforces, with its unit in its name and the reason
+//! for the number beside it. A hosted child has a hard 256 MiB data limit
+//! (README "The tools"), so each cap bounds this process's own allocation,
+//! not only the size of an answer.
+
+/// Largest frontmatter block read (README "The `mcp-host:` declaration
+/// block": "a 64 KiB cap"). Spec FM-004.
+pub const MAX_FRONTMATTER_BYTES: usize = 64 * 1024;
+
+/// Largest SKILL.md body `skill_load` returns. Past it the body is cut at a
+/// character boundary and `truncated: true` says so (spec LOAD-003). Equal to
+/// the per-file read cap so the two doors onto SKILL.md agree.
+pub const MAX_BODY_BYTES: usize = MAX_FILE_BYTES;
+
+/// Largest single file `skill_file` serves (README "The tools": "At most
+/// 1 MiB, `truncated: true` rather than a silent cut").
+pub const MAX_FILE_BYTES: usize = 1024 * 1024;
+
+/// Most files one skill's manifest lists. A bundle is content from anyone;
+/// 10,000 entries keep a hostile tree to about a MiB of manifest while real
+/// skills hold a few dozen. Past it the walk stops and says so (DISC-013).
+pub const MAX_FILES_PER_SKILL: usize = 10_000;
+
+/// Most directories walked inside one skill, for the same reason; with the
+/// 1,024-character path rule it also bounds nesting depth (DISC-013).
+pub const MAX_DIRS_PER_SKILL: usize = 10_000;
+
+/// Default `skill_run` wall-clock timeout (README "The execution fence").
+pub const DEFAULT_TIMEOUT_SECS: u64 = 60;
+
+/// Hard ceiling on any per-script timeout (README: "hard 300 s ceiling").
+pub const MAX_TIMEOUT_SECS: u64 = 300;

@@ -1,0 +1,80 @@
+//! `problems`: everything that kept something from being served, or that
+//! was read and ignored, with where and why (README "Discovery reports, it
+//! never goes quiet").
+
+use schemars::JsonSchema;
+use serde::Serialize;
+
+/// A stable, machine-readable reason code. The set only grows; clients
+/// should tolerate codes they do not know.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Reason {
+    /// A configured root does not exist or is not a directory (spec CONF-004).
+    RootUnreadable,
+    /// A directory where a skill was expected holds no SKILL.md (DISC-004).
+    NoSkillMd,
+    /// SKILL.md exists but cannot be read as UTF-8 text (DISC-008).
+    UnreadableSkillMd,
+    /// The frontmatter does not split or does not parse (FM-*).
+    MalformedFrontmatter,
+    /// Something in the frontmatter or `mcp-host:` block was ignored (DECL-*).
+    Declaration,
+    /// Two directories contribute one name; neither is served (DISC-005).
+    DuplicateName,
+    /// The frontmatter (or a symlink) names the skill otherwise than its
+    /// directory does (DISC-003).
+    NameMismatch,
+    /// A directory name cannot be served as a skill name (DISC-009).
+    UnusableName,
+    /// A declared script is not a regular file inside the skill (DISC-010).
+    DeclaredScriptMissing,
+    /// A symlink leads out of the root or out of a skill (DISC-006, DISC-011).
+    SymlinkEscape,
+    /// A bundled file the read tools could not address (DISC-012).
+    UnusablePath,
+    /// A bundle over the file or directory cap; the walk stopped (DISC-013).
+    FileLimit,
+    /// A row of `MCP_SKILL_RUN` that grants nothing (GRANT-*).
+    Grant,
+}
+
+/// One entry of `problems`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct Problem {
+    /// The file or directory concerned.
+    pub path: String,
+    pub reason: Reason,
+    /// What happened, for a person.
+    pub detail: String,
+    /// Line in SKILL.md, for frontmatter and declaration findings.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<usize>,
+    /// Column in SKILL.md, with `line`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub column: Option<usize>,
+}
+
+impl Problem {
+    pub fn new(path: impl Into<String>, reason: Reason, detail: impl Into<String>) -> Problem {
+        Problem {
+            path: path.into(),
+            reason,
+            detail: detail.into(),
+            line: None,
+            column: None,
+        }
+    }
+
+    /// With a SKILL.md position, also written into the detail for people.
+    pub fn at(mut self, line: Option<usize>, column: Option<usize>) -> Problem {
+        if let (Some(l), Some(c)) = (line, column) {
+            if !self.detail.contains("(line ") {
+                self.detail.push_str(&format!(" (line {l}, column {c})"));
+            }
+        }
+        self.line = line;
+        self.column = column;
+        self
+    }
+}
