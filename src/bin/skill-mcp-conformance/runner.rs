@@ -1,0 +1,686 @@
+//! Running one case in one mode (a "unit"), judging the results against the
+//! golden or across modes, and the worker pool.
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, mpsc};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use serde_json::{Map, Value, json};
+
+use crate::case::{Case, Checks, Golden, GoldenStep, Mode, Step, StepKind};
+use crate::compare::compare;
+use crate::normalize::normalize;
+use crate::redact::apply_redactions;
+use crate::report::{Failure, ModeReport, ServerIdentity};
+use crate::session::{Server, WaitError};
+use crate::workdir::WorkDir;
+
+/// Protocol version offered in `initialize` mode.
+pub const INIT_PROTOCOL: &str = "2025-11-25";
+/// Protocol version of `stateless` mode.
+pub const STATELESS_PROTOCOL: &str = "2026-07-28";
+/// How long the handshake may take.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// The `setpriv` arguments that drop the two capabilities that let root
+/// ignore file permissions (verified: as root, `cat` of a mode-000 file
+/// fails under them).
+pub const SETPRIV_ARGS: [&str; 3] = [
+    "--inh-caps=-dac_override,-dac_read_search",
+    "--bounding-set=-dac_override,-dac_read_search",
+    "--",
+];
+
+pub struct RunConfig {
+    /// The server command, program made absolute when it was a relative path.
+    pub argv: Vec<String>,
+    /// The runner's own PATH, passed to the server.
+    pub path_env: OsString,
+    /// Total time a unit may take (setup, handshake and steps).
+    pub unit_deadline: Duration,
+    /// Whether the runner runs as root (then `unprivileged` uses setpriv).
+    pub is_root: bool,
+}
+
+/// What one unit produced.
+pub struct UnitRun {
+    pub mode: Mode,
+    /// Normalized, redacted reply per step (None: the step records none).
+    pub replies: Vec<Option<Value>>,
+    /// The line sent for each step.
+    pub sent: Vec<Option<String>>,
+    /// Set when the unit could not run to its end.
+    pub error: Option<Failure>,
+    pub exit: String,
+    pub stderr_tail: Vec<String>,
+    pub notifications: usize,
+    pub duration: Duration,
+}
+
+fn meta() -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": STATELESS_PROTOCOL,
+        "io.modelcontextprotocol/clientCapabilities": {}
+    })
+}
+
+/// Params with the stateless `_meta` merged in; keys the step already set win.
+pub fn with_stateless_meta(params: Option<&Value>) -> Value {
+    let mut p = match params {
+        Some(Value::Object(m)) => m.clone(),
+        _ => Map::new(),
+    };
+    let mut m = match p.remove("_meta") {
+        Some(Value::Object(m)) => m,
+        _ => Map::new(),
+    };
+    if let Value::Object(ours) = meta() {
+        for (k, v) in ours {
+            m.entry(k).or_insert(v);
+        }
+    }
+    p.insert("_meta".to_string(), Value::Object(m));
+    Value::Object(p)
+}
+
+fn init_params() -> Value {
+    json!({
+        "protocolVersion": INIT_PROTOCOL,
+        "capabilities": {},
+        "clientInfo": {"name": "skill-mcp-conformance", "version": env!("CARGO_PKG_VERSION")}
+    })
+}
+
+/// Finds an executable in PATH.
+fn which(prog: &str, path: &OsString) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    std::env::split_paths(path).map(|d| d.join(prog)).find(|p| {
+        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    })
+}
+
+fn server_env(
+    case_env: &[(String, String)],
+    case_dir: Option<&Path>,
+    work: &WorkDir,
+    cfg: &RunConfig,
+) -> Result<Vec<(String, OsString)>, String> {
+    let w = work.path_str()?;
+    let mut env: BTreeMap<String, OsString> = BTreeMap::new();
+    env.insert("PATH".into(), cfg.path_env.clone());
+    env.insert("HOME".into(), work.path.join("home").into_os_string());
+    env.insert("TMPDIR".into(), work.path.join("tmp").into_os_string());
+    env.insert("LANG".into(), "C.UTF-8".into());
+    let c = match case_dir {
+        Some(d) => d
+            .to_str()
+            .ok_or_else(|| format!("the case dir {} is not valid UTF-8", d.display()))?
+            .to_string(),
+        None => String::new(),
+    };
+    for (k, v) in case_env {
+        let v = v.replace("${WORK}", w).replace("${CASE}", &c);
+        env.insert(k.clone(), v.into());
+    }
+    Ok(env.into_iter().collect())
+}
+
+fn fail(
+    step: Option<usize>,
+    case: Option<&Case>,
+    message: String,
+    request: Option<String>,
+) -> Failure {
+    Failure {
+        step: step.map(|i| i + 1),
+        step_desc: step.and_then(|i| case.and_then(|c| c.steps.get(i)).map(Step::describe)),
+        message,
+        request,
+        show_stderr: true,
+        ..Failure::default()
+    }
+}
+
+fn wait_msg(e: WaitError, what: &str, timeout_ms: u128, deadline: Duration) -> String {
+    match e {
+        WaitError::Timeout => format!("no reply to {what} within {timeout_ms} ms"),
+        WaitError::Deadline => format!(
+            "the case ran past its total deadline of {} s while waiting for the reply to {what}",
+            deadline.as_secs()
+        ),
+        WaitError::Broken(m) => format!("{m} (while waiting for the reply to {what})"),
+    }
+}
+
+/// Runs `case` in `mode` against a fresh server and work dir.
+pub fn run_unit(case: &Case, mode: Mode, cfg: &RunConfig) -> UnitRun {
+    let start = Instant::now();
+    let deadline = start + cfg.unit_deadline;
+    let mut run = UnitRun {
+        mode,
+        replies: vec![None; case.steps.len()],
+        sent: vec![None; case.steps.len()],
+        error: None,
+        exit: String::new(),
+        stderr_tail: Vec::new(),
+        notifications: 0,
+        duration: Duration::ZERO,
+    };
+    let mut work = match WorkDir::create() {
+        Ok(w) => w,
+        Err(e) => {
+            run.error = Some(fail(None, None, e, None));
+            return run;
+        }
+    };
+    type Prepared = (Vec<String>, Vec<(String, OsString)>);
+    let prepared = (|| -> Result<Prepared, String> {
+        work.copy_tree(&case.tree_dir())
+            .map_err(|e| format!("copying tree/: {e}"))?;
+        for (i, a) in case.setup.iter().enumerate() {
+            work.apply(a)
+                .map_err(|e| format!("setup[{i}] ({}) failed: {e}", a.describe()))?;
+        }
+        let env = server_env(&case.env, Some(&case.dir), &work, cfg)?;
+        let mut argv = cfg.argv.clone();
+        if case.unprivileged && cfg.is_root {
+            let sp = which("setpriv", &cfg.path_env).ok_or_else(|| {
+                "this case is unprivileged and the runner is root, but `setpriv` (util-linux) is not in PATH to drop CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH".to_string()
+            })?;
+            let mut pre = vec![sp.to_string_lossy().into_owned()];
+            pre.extend(SETPRIV_ARGS.iter().map(|s| s.to_string()));
+            pre.extend(argv);
+            argv = pre;
+        }
+        Ok((argv, env))
+    })();
+    let (argv, env) = match prepared {
+        Ok(p) => p,
+        Err(e) => {
+            run.error = Some(quiet(e));
+            if let Err(c) = work.cleanup() {
+                eprintln!("warning: {c}");
+            }
+            run.duration = start.elapsed();
+            return run;
+        }
+    };
+    match Server::spawn(&argv, &env, &work.path) {
+        Err(e) => run.error = Some(quiet(e)),
+        Ok(mut server) => {
+            if let Err(f) = drive(&mut server, case, mode, &mut work, deadline, cfg, &mut run) {
+                run.error = Some(f);
+            }
+            run.notifications = server.notifications.len();
+            let fin = server.finish();
+            run.exit = fin.exit;
+            run.stderr_tail = fin.stderr_tail;
+        }
+    }
+    if let Err(c) = work.cleanup() {
+        eprintln!("warning: {c}");
+    }
+    run.duration = start.elapsed();
+    run
+}
+
+// The Err is built once per unit; its size does not matter.
+#[allow(clippy::result_large_err)]
+fn drive(
+    server: &mut Server,
+    case: &Case,
+    mode: Mode,
+    work: &mut WorkDir,
+    deadline: Instant,
+    cfg: &RunConfig,
+    run: &mut UnitRun,
+) -> Result<(), Failure> {
+    let d = cfg.unit_deadline;
+    let hs = |m: String| fail(None, None, m, None);
+    match mode {
+        Mode::Initialize => {
+            let (id, sent) = server
+                .send_request("initialize", Some(&init_params()))
+                .map_err(hs)?;
+            let reply = server
+                .wait_reply(id, Instant::now() + HANDSHAKE_TIMEOUT, deadline)
+                .map_err(|e| {
+                    fail(
+                        None,
+                        None,
+                        wait_msg(e, "initialize", HANDSHAKE_TIMEOUT.as_millis(), d),
+                        Some(sent.clone()),
+                    )
+                })?;
+            if !reply.get("result").is_some_and(Value::is_object) {
+                return Err(fail(
+                    None,
+                    None,
+                    format!("the server did not accept initialize: {reply}"),
+                    Some(sent),
+                ));
+            }
+            server
+                .send_notification("notifications/initialized", None)
+                .map_err(hs)?;
+        }
+        Mode::Stateless => {
+            let params = json!({"_meta": meta()});
+            let (id, sent) = server
+                .send_request("server/discover", Some(&params))
+                .map_err(hs)?;
+            let reply = server
+                .wait_reply(id, Instant::now() + HANDSHAKE_TIMEOUT, deadline)
+                .map_err(|e| {
+                    fail(
+                        None,
+                        None,
+                        wait_msg(e, "server/discover", HANDSHAKE_TIMEOUT.as_millis(), d),
+                        Some(sent.clone()),
+                    )
+                })?;
+            if !reply.get("result").is_some_and(Value::is_object) {
+                return Err(fail(
+                    None,
+                    None,
+                    format!("the server did not accept server/discover: {reply}"),
+                    Some(sent),
+                ));
+            }
+        }
+        Mode::Raw => {}
+    }
+    let spellings = work.spellings();
+    for (i, step) in case.steps.iter().enumerate() {
+        let now = Instant::now();
+        if now >= deadline {
+            return Err(fail(
+                Some(i),
+                Some(case),
+                format!("the case ran past its total deadline of {} s", d.as_secs()),
+                None,
+            ));
+        }
+        let timeout = now + Duration::from_millis(step.timeout_ms);
+        let at = |m: String, sent: Option<String>| fail(Some(i), Some(case), m, sent);
+        match &step.kind {
+            StepKind::Request { method, params } => {
+                let params = if mode == Mode::Stateless {
+                    Some(with_stateless_meta(params.as_ref()))
+                } else {
+                    params.clone()
+                };
+                let (id, sent) = server
+                    .send_request(method, params.as_ref())
+                    .map_err(|m| at(m, None))?;
+                run.sent[i] = Some(sent.clone());
+                let reply = server.wait_reply(id, timeout, deadline).map_err(|e| {
+                    at(
+                        wait_msg(
+                            e,
+                            &format!("`{method}` (id {id})"),
+                            step.timeout_ms.into(),
+                            d,
+                        ),
+                        Some(sent.clone()),
+                    )
+                })?;
+                let mut n = normalize(reply, &spellings);
+                apply_redactions(&mut n, &step.redact);
+                run.replies[i] = Some(n);
+            }
+            StepKind::Notify { method, params } => {
+                let sent = server
+                    .send_notification(method, params.as_ref())
+                    .map_err(|m| at(m, None))?;
+                run.sent[i] = Some(sent);
+            }
+            StepKind::Raw { text, reply } => {
+                run.sent[i] = Some(text.clone());
+                server
+                    .send_line(text)
+                    .map_err(|m| at(m, Some(text.clone())))?;
+                if *reply {
+                    let r = server.wait_stray(timeout, deadline).map_err(|e| {
+                        at(
+                            wait_msg(e, "the raw line", step.timeout_ms.into(), d),
+                            Some(text.clone()),
+                        )
+                    })?;
+                    let mut n = normalize(r, &spellings);
+                    apply_redactions(&mut n, &step.redact);
+                    run.replies[i] = Some(n);
+                }
+            }
+            StepKind::Act { actions } => {
+                for (j, a) in actions.iter().enumerate() {
+                    work.apply(a).map_err(|e| {
+                        at(format!("act[{j}] ({}) failed: {e}", a.describe()), None)
+                    })?;
+                }
+            }
+            StepKind::Sleep { ms } => {
+                let until = now + Duration::from_millis(*ms);
+                server.idle_until(until, deadline).map_err(|e| match e {
+                    WaitError::Broken(m) => at(m, None),
+                    _ => at(
+                        format!("the case ran past its total deadline of {} s", d.as_secs()),
+                        None,
+                    ),
+                })?;
+            }
+        }
+    }
+    // Anything already received must be well-formed too.
+    server.drain().map_err(|e| match e {
+        WaitError::Broken(m) => fail(None, None, format!("after the last step: {m}"), None),
+        _ => fail(
+            None,
+            None,
+            "after the last step: the server stopped".to_string(),
+            None,
+        ),
+    })?;
+    Ok(())
+}
+
+/// serverInfo and protocol version from one initialize against an empty root.
+pub fn preflight(cfg: &RunConfig) -> ServerIdentity {
+    let mut id = ServerIdentity::default();
+    let work = match WorkDir::create() {
+        Ok(w) => w,
+        Err(e) => {
+            id.error = Some(e);
+            return id;
+        }
+    };
+    let skills = vec![("SKILLS_DIR".to_string(), "${WORK}/tree".to_string())];
+    let result = (|| -> Result<Value, String> {
+        let env = server_env(&skills, None, &work, cfg)?;
+        let mut server = Server::spawn(&cfg.argv, &env, &work.path)?;
+        let got = (|| {
+            let (rid, _) = server.send_request("initialize", Some(&init_params()))?;
+            let now = Instant::now();
+            server
+                .wait_reply(rid, now + HANDSHAKE_TIMEOUT, now + HANDSHAKE_TIMEOUT)
+                .map_err(|e| {
+                    wait_msg(
+                        e,
+                        "initialize",
+                        HANDSHAKE_TIMEOUT.as_millis(),
+                        HANDSHAKE_TIMEOUT,
+                    )
+                })
+        })();
+        let fin = server.finish();
+        got.map_err(|e| {
+            let mut m = format!("{e}; server {}", fin.exit);
+            if !fin.stderr_tail.is_empty() {
+                m.push_str("; stderr: ");
+                m.push_str(&fin.stderr_tail.join(" | "));
+            }
+            m
+        })
+    })();
+    match result {
+        Ok(reply) => match reply.get("result") {
+            Some(r) => {
+                id.server_info = r.get("serverInfo").cloned();
+                id.protocol_version = r
+                    .get("protocolVersion")
+                    .and_then(Value::as_str)
+                    .map(String::from);
+                if id.server_info.is_none() {
+                    id.error = Some("the initialize result has no serverInfo".to_string());
+                }
+            }
+            None => id.error = Some(format!("initialize failed: {reply}")),
+        },
+        Err(e) => id.error = Some(e),
+    }
+    if let Err(e) = work.cleanup() {
+        eprintln!("warning: {e}");
+    }
+    id
+}
+
+fn mode_report(run: &UnitRun, failures: Vec<Failure>) -> ModeReport {
+    ModeReport {
+        mode: run.mode,
+        passed: failures.is_empty(),
+        duration_ms: run.duration.as_millis() as u64,
+        failures,
+        exit: run.exit.clone(),
+        stderr_tail: run.stderr_tail.clone(),
+        notifications: run.notifications,
+    }
+}
+
+/// A failure that is not the server's doing: no stderr in the report.
+fn quiet(message: String) -> Failure {
+    Failure {
+        message,
+        ..Failure::default()
+    }
+}
+
+/// Judges one unit against the case's golden.
+pub fn judge(case: &Case, golden: Option<&Golden>, run: &UnitRun) -> ModeReport {
+    if let Some(e) = &run.error {
+        return mode_report(run, vec![e.clone()]);
+    }
+    let Some(g) = golden else {
+        return mode_report(run, vec![quiet("no golden: run with --bless".to_string())]);
+    };
+    let mut failures = Vec::new();
+    if g.id != case.id {
+        failures.push(quiet(format!(
+            "golden.json is for `{}`, not `{}`: run with --bless",
+            g.id, case.id
+        )));
+    } else if g.steps.len() != case.steps.len() {
+        failures.push(quiet(format!(
+            "golden.json has {} steps but case.json has {}: the case changed, run with --bless",
+            g.steps.len(),
+            case.steps.len()
+        )));
+    } else {
+        for (i, (gs, actual)) in g.steps.iter().zip(&run.replies).enumerate() {
+            let mut f = fail(Some(i), Some(case), String::new(), run.sent[i].clone());
+            f.show_stderr = false;
+            match (&gs.reply, actual) {
+                (None, None) => continue,
+                (Some(_), None) | (None, Some(_)) => {
+                    f.message = "golden.json and case.json disagree on whether this step has a reply: run with --bless".to_string();
+                }
+                (Some(e), Some(a)) => {
+                    let Some(d) = compare(e, a, case.checks) else {
+                        continue;
+                    };
+                    f.message = format!("replies differ at {}: {}", d.path, d.what);
+                    f.path = Some(d.path);
+                    f.expected = d.expected;
+                    f.actual = d.actual;
+                    f.expected_frame = Some(e.clone());
+                    f.actual_frame = Some(a.clone());
+                }
+            }
+            failures.push(f);
+        }
+    }
+    mode_report(run, failures)
+}
+
+/// For `--bless`: judges each unit on its own, then requires every mode to
+/// agree. Returns the per-mode reports, case-level failures and, when all is
+/// well, the golden to record.
+pub fn judge_bless(
+    case: &Case,
+    runs: &[UnitRun],
+) -> (Vec<ModeReport>, Vec<Failure>, Option<Golden>) {
+    let reports: Vec<ModeReport> = runs
+        .iter()
+        .map(|r| mode_report(r, r.error.iter().cloned().collect()))
+        .collect();
+    if reports.iter().any(|r| !r.passed) {
+        let f = fail(
+            None,
+            None,
+            "not recorded: a mode did not run to its end".to_string(),
+            None,
+        );
+        return (
+            reports,
+            vec![Failure {
+                show_stderr: false,
+                ..f
+            }],
+            None,
+        );
+    }
+    let mut case_failures = Vec::new();
+    if let Some((first, rest)) = runs.split_first() {
+        for other in rest {
+            for (i, (a, b)) in first.replies.iter().zip(&other.replies).enumerate() {
+                let diff = match (a, b) {
+                    (Some(a), Some(b)) => compare(a, b, Checks::Exact),
+                    _ => None,
+                };
+                if let Some(d) = diff {
+                    let (fm, om) = (first.mode.as_str(), other.mode.as_str());
+                    let mut f = fail(
+                        Some(i),
+                        Some(case),
+                        format!(
+                            "not recorded: the {fm} and {om} replies differ at {} ({}, comparing {om} against {fm})",
+                            d.path, d.what
+                        ),
+                        first.sent[i].clone(),
+                    );
+                    f.show_stderr = false;
+                    f.labels = Some((fm.to_string(), om.to_string()));
+                    f.path = Some(d.path);
+                    f.expected = d.expected;
+                    f.actual = d.actual;
+                    f.expected_frame = a.clone();
+                    f.actual_frame = b.clone();
+                    case_failures.push(f);
+                }
+            }
+        }
+    }
+    if !case_failures.is_empty() {
+        return (reports, case_failures, None);
+    }
+    let golden = runs.first().map(|r| Golden {
+        id: case.id.clone(),
+        steps: r
+            .replies
+            .iter()
+            .map(|x| GoldenStep { reply: x.clone() })
+            .collect(),
+    });
+    (reports, case_failures, golden)
+}
+
+/// Runs `units` on `jobs` threads; results arrive on the returned channel as
+/// (unit index, result). A panic inside a unit becomes a failed result.
+pub fn run_pool<F>(
+    units: usize,
+    jobs: usize,
+    work: F,
+) -> mpsc::Receiver<(usize, Result<UnitRun, String>)>
+where
+    F: Fn(usize) -> UnitRun + Send + Sync + 'static,
+{
+    let (tx, rx) = mpsc::channel();
+    let next = Arc::new(AtomicUsize::new(0));
+    let work = Arc::new(work);
+    for _ in 0..jobs.clamp(1, units.max(1)) {
+        let (tx, next, work) = (tx.clone(), Arc::clone(&next), Arc::clone(&work));
+        let spawned = thread::Builder::new()
+            .name("unit-worker".into())
+            .spawn(move || {
+                loop {
+                    let i = next.fetch_add(1, Ordering::SeqCst);
+                    if i >= units {
+                        return;
+                    }
+                    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(i)))
+                        .map_err(|p| {
+                            let msg = p
+                                .downcast_ref::<String>()
+                                .cloned()
+                                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                                .unwrap_or_else(|| "unknown panic".to_string());
+                            format!("internal error in the runner: {msg}")
+                        });
+                    if tx.send((i, r)).is_err() {
+                        return;
+                    }
+                }
+            });
+        if let Err(e) = spawned {
+            eprintln!("warning: cannot start a worker thread: {e}");
+        }
+    }
+    rx
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stateless_meta_is_merged_and_step_keys_win() {
+        let p = with_stateless_meta(None);
+        assert_eq!(p, json!({"_meta": meta()}));
+        let p = with_stateless_meta(Some(&json!({"name": "x", "_meta": {"progressToken": 1}})));
+        assert_eq!(p["name"], "x");
+        assert_eq!(p["_meta"]["progressToken"], 1);
+        assert_eq!(
+            p["_meta"]["io.modelcontextprotocol/protocolVersion"],
+            STATELESS_PROTOCOL
+        );
+        assert_eq!(
+            p["_meta"]["io.modelcontextprotocol/clientCapabilities"],
+            json!({})
+        );
+        let p = with_stateless_meta(Some(
+            &json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "1999-01-01"}}),
+        ));
+        assert_eq!(
+            p["_meta"]["io.modelcontextprotocol/protocolVersion"],
+            "1999-01-01"
+        );
+    }
+
+    #[test]
+    fn pool_runs_every_unit_and_survives_panics() {
+        let rx = run_pool(5, 3, |i| {
+            if i == 2 {
+                panic!("boom");
+            }
+            UnitRun {
+                mode: Mode::Raw,
+                replies: vec![Some(json!(i))],
+                sent: vec![None],
+                error: None,
+                exit: String::new(),
+                stderr_tail: vec![],
+                notifications: 0,
+                duration: Duration::ZERO,
+            }
+        });
+        let mut got: Vec<(usize, bool)> = rx.iter().map(|(i, r)| (i, r.is_ok())).collect();
+        got.sort();
+        assert_eq!(
+            got,
+            vec![(0, true), (1, true), (2, false), (3, true), (4, true)]
+        );
+    }
+}

@@ -1,0 +1,638 @@
+//! One server process driven over stdio: newline-delimited JSON-RPC.
+//!
+//! A reader thread turns stdout lines into events on a channel; a writer
+//! thread owns stdin (so a server that stops reading cannot block the
+//! runner); a third thread keeps the last lines of stderr. Replies are
+//! matched to requests by id; requests from the server are answered with
+//! -32601; notifications are kept.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::ffi::OsString;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{Signal, killpg};
+use nix::sys::wait::{Id, WaitPidFlag, WaitStatus, waitid};
+use nix::unistd::Pid;
+use serde_json::{Value, json};
+
+use crate::json::clip;
+
+/// Lines of stderr kept for failure reports.
+pub const STDERR_TAIL_LINES: usize = 40;
+/// Longest stdout line accepted (a longer one is a failure, not an OOM).
+const MAX_LINE_BYTES: u64 = 256 << 20;
+/// Runner-assigned request ids start here, far from ids a raw step writes.
+const FIRST_ID: u64 = 1_000_001;
+/// How long the server gets to exit after its stdin is closed.
+const EXIT_GRACE: Duration = Duration::from_secs(5);
+
+enum Event {
+    Message(Value),
+    NotJson(String, String),
+    Eof,
+    ReadError(String),
+}
+
+#[derive(Default)]
+struct Tail {
+    lines: VecDeque<String>,
+}
+
+/// Why a wait ended without what it waited for.
+#[derive(Debug, Clone, PartialEq)]
+pub enum WaitError {
+    /// The step's own timeout.
+    Timeout,
+    /// The unit's total deadline.
+    Deadline,
+    /// The server broke the protocol, crashed or closed stdout.
+    Broken(String),
+}
+
+pub struct Server {
+    child: Option<Child>,
+    pid: Pid,
+    to_stdin: Option<Sender<Vec<u8>>>,
+    write_error: Arc<Mutex<Option<String>>>,
+    events: Receiver<Event>,
+    stderr: Arc<Mutex<Tail>>,
+    stderr_done: Receiver<()>,
+    next_id: u64,
+    sent_ids: HashSet<u64>,
+    replies: HashMap<u64, Value>,
+    taken: HashSet<u64>,
+    strays: VecDeque<Value>,
+    pub notifications: Vec<Value>,
+    pub server_requests: usize,
+    broken: Option<String>,
+}
+
+/// What is known about the server once it is gone.
+pub struct Finished {
+    /// How it ended, in words.
+    pub exit: String,
+    /// The last lines of its stderr.
+    pub stderr_tail: Vec<String>,
+}
+
+impl Server {
+    /// Starts `argv` in `cwd` with exactly `env`, in its own process group.
+    pub fn spawn(
+        argv: &[String],
+        env: &[(String, OsString)],
+        cwd: &Path,
+    ) -> Result<Server, String> {
+        let (prog, args) = argv
+            .split_first()
+            .ok_or_else(|| "the server command is empty".to_string())?;
+        let mut cmd = Command::new(prog);
+        cmd.args(args)
+            .env_clear()
+            .envs(env.iter().map(|(k, v)| (k, v)))
+            .current_dir(cwd)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0);
+        let mut child = cmd
+            .spawn()
+            .map_err(|e| format!("cannot start the server `{prog}`: {e}"))?;
+        let pid = Pid::from_raw(child.id() as i32);
+        let (Some(stdin), Some(stdout), Some(stderr)) =
+            (child.stdin.take(), child.stdout.take(), child.stderr.take())
+        else {
+            let _ = killpg(pid, Signal::SIGKILL);
+            let _ = child.wait();
+            return Err("the server's stdio pipes were not created".to_string());
+        };
+
+        // stdin writer
+        let (to_stdin, from_runner) = mpsc::channel::<Vec<u8>>();
+        let write_error = Arc::new(Mutex::new(None));
+        let we = Arc::clone(&write_error);
+        thread::Builder::new()
+            .name("server-stdin".into())
+            .spawn(move || {
+                let mut stdin = stdin;
+                for buf in from_runner {
+                    if let Err(e) = stdin.write_all(&buf).and_then(|()| stdin.flush()) {
+                        if let Ok(mut g) = we.lock() {
+                            *g = Some(e.to_string());
+                        }
+                        break;
+                    }
+                }
+                // Dropping `stdin` here closes the server's stdin.
+            })
+            .map_err(|e| format!("cannot start a thread: {e}"))?;
+
+        // stdout reader
+        let (tx, events) = mpsc::channel();
+        thread::Builder::new()
+            .name("server-stdout".into())
+            .spawn(move || read_stdout(stdout, tx))
+            .map_err(|e| format!("cannot start a thread: {e}"))?;
+
+        // stderr tail
+        let tail = Arc::new(Mutex::new(Tail::default()));
+        let t2 = Arc::clone(&tail);
+        let (done_tx, stderr_done) = mpsc::channel();
+        thread::Builder::new()
+            .name("server-stderr".into())
+            .spawn(move || {
+                let mut r = BufReader::new(stderr);
+                let mut buf = Vec::new();
+                loop {
+                    buf.clear();
+                    match (&mut r).take(1 << 20).read_until(b'\n', &mut buf) {
+                        Ok(0) | Err(_) => break,
+                        Ok(_) => {
+                            let line = String::from_utf8_lossy(&buf);
+                            let line = line.trim_end_matches(['\n', '\r']);
+                            if let Ok(mut t) = t2.lock() {
+                                t.lines.push_back(clip(line, 1000));
+                                while t.lines.len() > STDERR_TAIL_LINES {
+                                    t.lines.pop_front();
+                                }
+                            }
+                        }
+                    }
+                }
+                let _ = done_tx.send(());
+            })
+            .map_err(|e| format!("cannot start a thread: {e}"))?;
+
+        Ok(Server {
+            child: Some(child),
+            pid,
+            to_stdin: Some(to_stdin),
+            write_error,
+            events,
+            stderr: tail,
+            stderr_done,
+            next_id: FIRST_ID,
+            sent_ids: HashSet::new(),
+            replies: HashMap::new(),
+            taken: HashSet::new(),
+            strays: VecDeque::new(),
+            notifications: Vec::new(),
+            server_requests: 0,
+            broken: None,
+        })
+    }
+
+    /// Sends one line (a newline is appended).
+    pub fn send_line(&mut self, text: &str) -> Result<(), String> {
+        if let Some(e) = self.write_error.lock().ok().and_then(|g| g.clone()) {
+            return Err(format!("cannot write to the server's stdin: {e}"));
+        }
+        let mut buf = Vec::with_capacity(text.len() + 1);
+        buf.extend_from_slice(text.as_bytes());
+        buf.push(b'\n');
+        self.to_stdin
+            .as_ref()
+            .ok_or_else(|| "the server's stdin is already closed".to_string())?
+            .send(buf)
+            .map_err(|_| "cannot write to the server's stdin: the writer has stopped".to_string())
+    }
+
+    /// Sends a request with a fresh id; returns the id and the line sent.
+    pub fn send_request(
+        &mut self,
+        method: &str,
+        params: Option<&Value>,
+    ) -> Result<(u64, String), String> {
+        let id = self.next_id;
+        self.next_id += 1;
+        let mut msg = json!({"jsonrpc": "2.0", "id": id, "method": method});
+        if let Some(p) = params {
+            msg["params"] = p.clone();
+        }
+        let text = msg.to_string();
+        self.sent_ids.insert(id);
+        self.send_line(&text)?;
+        Ok((id, text))
+    }
+
+    /// Sends a notification; returns the line sent.
+    pub fn send_notification(
+        &mut self,
+        method: &str,
+        params: Option<&Value>,
+    ) -> Result<String, String> {
+        let mut msg = json!({"jsonrpc": "2.0", "method": method});
+        if let Some(p) = params {
+            msg["params"] = p.clone();
+        }
+        let text = msg.to_string();
+        self.send_line(&text)?;
+        Ok(text)
+    }
+
+    /// Waits for the reply to request `id`.
+    pub fn wait_reply(
+        &mut self,
+        id: u64,
+        timeout: Instant,
+        deadline: Instant,
+    ) -> Result<Value, WaitError> {
+        loop {
+            if let Some(v) = self.replies.remove(&id) {
+                self.taken.insert(id);
+                return Ok(v);
+            }
+            self.pump_until(timeout, deadline)?;
+        }
+    }
+
+    /// Waits for the next reply that answers none of the runner's requests.
+    pub fn wait_stray(&mut self, timeout: Instant, deadline: Instant) -> Result<Value, WaitError> {
+        loop {
+            if let Some(v) = self.strays.pop_front() {
+                return Ok(v);
+            }
+            self.pump_until(timeout, deadline)?;
+        }
+    }
+
+    /// Keeps handling server messages until `until` (a sleep step).
+    pub fn idle_until(&mut self, until: Instant, deadline: Instant) -> Result<(), WaitError> {
+        loop {
+            match self.pump_until(until, deadline) {
+                Ok(()) => {}
+                Err(WaitError::Timeout) => return Ok(()),
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Handles whatever already arrived, without waiting.
+    pub fn drain(&mut self) -> Result<(), WaitError> {
+        if let Some(b) = &self.broken {
+            return Err(WaitError::Broken(b.clone()));
+        }
+        while let Ok(ev) = self.events.try_recv() {
+            self.handle(ev).map_err(WaitError::Broken)?;
+        }
+        Ok(())
+    }
+
+    /// Receives and handles one event, waiting at most until the earlier of
+    /// `timeout` and `deadline`.
+    fn pump_until(&mut self, timeout: Instant, deadline: Instant) -> Result<(), WaitError> {
+        if let Some(b) = &self.broken {
+            return Err(WaitError::Broken(b.clone()));
+        }
+        let now = Instant::now();
+        let (until, why) = if deadline <= timeout {
+            (deadline, WaitError::Deadline)
+        } else {
+            (timeout, WaitError::Timeout)
+        };
+        if now >= until {
+            return Err(why);
+        }
+        match self.events.recv_timeout(until - now) {
+            Ok(ev) => self.handle(ev).map_err(WaitError::Broken),
+            Err(RecvTimeoutError::Timeout) => Err(why),
+            Err(RecvTimeoutError::Disconnected) => {
+                let b = "the server's stdout reader stopped".to_string();
+                self.broken = Some(b.clone());
+                Err(WaitError::Broken(b))
+            }
+        }
+    }
+
+    fn handle(&mut self, ev: Event) -> Result<(), String> {
+        let r = self.classify(ev);
+        if let Err(e) = &r {
+            self.broken = Some(e.clone());
+        }
+        r
+    }
+
+    fn classify(&mut self, ev: Event) -> Result<(), String> {
+        let msg = match ev {
+            Event::Message(v) => v,
+            Event::NotJson(line, err) => {
+                return Err(format!(
+                    "the server wrote a line to stdout that is not JSON ({err}): {}",
+                    clip(&line, 300)
+                ));
+            }
+            Event::Eof => {
+                return Err("the server closed its stdout (it exited or crashed)".to_string());
+            }
+            Event::ReadError(e) => return Err(format!("cannot read the server's stdout: {e}")),
+        };
+        let Some(obj) = msg.as_object() else {
+            return Err(format!(
+                "the server sent a JSON message that is not an object: {}",
+                clip(&msg.to_string(), 300)
+            ));
+        };
+        if obj.get("method").is_some_and(Value::is_string) {
+            match obj.get("id") {
+                Some(id) if !id.is_null() => {
+                    // A request from the server: this client implements none.
+                    self.server_requests += 1;
+                    let reply = json!({
+                        "jsonrpc": "2.0",
+                        "id": id,
+                        "error": {"code": -32601, "message": "Method not found: the conformance runner answers no requests"}
+                    });
+                    self.send_line(&reply.to_string())?;
+                }
+                _ => self.notifications.push(msg),
+            }
+            return Ok(());
+        }
+        if obj.contains_key("result") || obj.contains_key("error") {
+            let ours = obj
+                .get("id")
+                .and_then(Value::as_u64)
+                .filter(|id| self.sent_ids.contains(id));
+            match ours {
+                Some(id) => {
+                    if self.taken.contains(&id) || self.replies.contains_key(&id) {
+                        return Err(format!(
+                            "the server answered request id {id} twice; second reply: {}",
+                            clip(&msg.to_string(), 300)
+                        ));
+                    }
+                    self.replies.insert(id, msg);
+                }
+                None => self.strays.push_back(msg),
+            }
+            return Ok(());
+        }
+        Err(format!(
+            "the server sent a JSON object that is neither a request, a notification nor a reply: {}",
+            clip(&msg.to_string(), 300)
+        ))
+    }
+
+    /// Closes stdin, gives the server up to 5 s to exit, then kills its
+    /// whole process group and reaps it.
+    pub fn finish(mut self) -> Finished {
+        self.to_stdin = None;
+        let exit = self.stop();
+        // Let the stderr reader see EOF (the group is dead now).
+        let _ = self.stderr_done.recv_timeout(Duration::from_secs(1));
+        let stderr_tail = match self.stderr.lock() {
+            Ok(t) => t.lines.iter().cloned().collect(),
+            Err(_) => Vec::new(),
+        };
+        Finished { exit, stderr_tail }
+    }
+
+    fn stop(&mut self) -> String {
+        let Some(mut child) = self.child.take() else {
+            return "already stopped".to_string();
+        };
+        let start = Instant::now();
+        // Look without reaping, so the pid (and so the group id) stays ours
+        // until the group is killed.
+        let mut status = None;
+        loop {
+            match waitid(
+                Id::Pid(self.pid),
+                WaitPidFlag::WEXITED | WaitPidFlag::WNOHANG | WaitPidFlag::WNOWAIT,
+            ) {
+                Ok(WaitStatus::StillAlive) => {}
+                Ok(s) => {
+                    status = Some(s);
+                    break;
+                }
+                Err(_) => break,
+            }
+            if start.elapsed() >= EXIT_GRACE {
+                break;
+            }
+            thread::sleep(Duration::from_millis(10));
+        }
+        let _ = killpg(self.pid, Signal::SIGKILL);
+        let reaped = child.wait();
+        match status {
+            Some(WaitStatus::Exited(_, code)) => format!("exited with status {code}"),
+            Some(WaitStatus::Signaled(_, sig, _)) => format!("killed by signal {sig:?}"),
+            Some(other) => format!("stopped ({other:?})"),
+            None => match reaped {
+                Ok(_) => format!(
+                    "still running {} s after its stdin was closed; killed",
+                    EXIT_GRACE.as_secs()
+                ),
+                Err(e) => format!("could not be reaped: {e}"),
+            },
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = killpg(self.pid, Signal::SIGKILL);
+            let _ = child.wait();
+        }
+    }
+}
+
+fn read_stdout(stdout: std::process::ChildStdout, tx: Sender<Event>) {
+    let mut r = BufReader::with_capacity(1 << 16, stdout);
+    let mut buf = Vec::new();
+    loop {
+        buf.clear();
+        match (&mut r)
+            .take(MAX_LINE_BYTES + 1)
+            .read_until(b'\n', &mut buf)
+        {
+            Ok(0) => {
+                let _ = tx.send(Event::Eof);
+                return;
+            }
+            Ok(n) => {
+                if n as u64 > MAX_LINE_BYTES {
+                    let _ = tx.send(Event::ReadError(format!(
+                        "a stdout line is longer than {MAX_LINE_BYTES} bytes"
+                    )));
+                    return;
+                }
+                let mut line: &[u8] = &buf;
+                while let [rest @ .., b'\n' | b'\r'] = line {
+                    line = rest;
+                }
+                if line.iter().all(u8::is_ascii_whitespace) {
+                    continue;
+                }
+                let ev = match serde_json::from_slice::<Value>(line) {
+                    Ok(v) => Event::Message(v),
+                    Err(e) => {
+                        Event::NotJson(String::from_utf8_lossy(line).into_owned(), e.to_string())
+                    }
+                };
+                if tx.send(ev).is_err() {
+                    return;
+                }
+            }
+            Err(e) => {
+                let _ = tx.send(Event::ReadError(e.to_string()));
+                return;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env() -> Vec<(String, OsString)> {
+        vec![("PATH".into(), std::env::var_os("PATH").unwrap_or_default())]
+    }
+
+    fn sh(script: &str) -> Server {
+        let argv = vec!["sh".to_string(), "-c".to_string(), script.to_string()];
+        Server::spawn(&argv, &env(), Path::new("/")).unwrap()
+    }
+
+    fn later(ms: u64) -> Instant {
+        Instant::now() + Duration::from_millis(ms)
+    }
+
+    #[test]
+    fn matches_replies_by_id_out_of_order_and_answers_server_requests() {
+        // Replies to ids 1000002 then 1000001, a notification, a server
+        // request and a stray parse error come first.
+        let mut s = sh(r#"
+            read a; read b
+            echo '{"jsonrpc":"2.0","method":"notifications/message","params":{}}'
+            echo '{"jsonrpc":"2.0","id":"s1","method":"roots/list"}'
+            read answer; echo "$answer" >&2
+            echo '{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}'
+            echo '{"jsonrpc":"2.0","id":1000002,"result":{"n":2}}'
+            echo '{"jsonrpc":"2.0","id":1000001,"result":{"n":1}}'
+            cat >/dev/null
+        "#);
+        let (id1, _) = s.send_request("a", None).unwrap();
+        let (id2, _) = s.send_request("b", Some(&json!({"x": 1}))).unwrap();
+        assert_eq!((id1, id2), (1_000_001, 1_000_002));
+        let r1 = s.wait_reply(id1, later(5000), later(10000)).unwrap();
+        assert_eq!(r1["result"]["n"], 1);
+        let r2 = s.wait_reply(id2, later(5000), later(10000)).unwrap();
+        assert_eq!(r2["result"]["n"], 2);
+        let stray = s.wait_stray(later(5000), later(10000)).unwrap();
+        assert_eq!(stray["error"]["code"], -32700);
+        assert_eq!(s.notifications.len(), 1);
+        assert_eq!(s.server_requests, 1);
+        let f = s.finish();
+        assert!(f.exit.contains("status 0"), "{}", f.exit);
+        let answer: Value = serde_json::from_str(&f.stderr_tail[0]).unwrap();
+        assert_eq!(answer["id"], "s1");
+        assert_eq!(answer["error"]["code"], -32601);
+    }
+
+    #[test]
+    fn timeout_and_deadline_are_distinguished() {
+        let mut s = sh("cat >/dev/null");
+        let (id, _) = s.send_request("x", None).unwrap();
+        assert_eq!(
+            s.wait_reply(id, later(100), later(5000)),
+            Err(WaitError::Timeout)
+        );
+        assert_eq!(
+            s.wait_reply(id, later(5000), later(100)),
+            Err(WaitError::Deadline)
+        );
+        let f = s.finish();
+        assert!(
+            f.exit.contains("status 0"),
+            "closing stdin ends cat: {}",
+            f.exit
+        );
+    }
+
+    #[test]
+    fn non_json_stdout_is_a_failure() {
+        let mut s = sh("echo 'hello there'; cat >/dev/null");
+        let (id, _) = s.send_request("x", None).unwrap();
+        match s.wait_reply(id, later(5000), later(5000)) {
+            Err(WaitError::Broken(m)) => {
+                assert!(m.contains("not JSON") && m.contains("hello there"), "{m}")
+            }
+            other => panic!("{other:?}"),
+        }
+        s.finish();
+    }
+
+    #[test]
+    fn early_exit_is_reported_with_stderr() {
+        let mut s = sh("echo boom >&2; exit 3");
+        let (id, _) = s
+            .send_request("x", None)
+            .ok()
+            .unwrap_or((1_000_001, String::new()));
+        match s.wait_reply(id, later(5000), later(5000)) {
+            Err(WaitError::Broken(m)) => assert!(m.contains("closed its stdout"), "{m}"),
+            other => panic!("{other:?}"),
+        }
+        let f = s.finish();
+        assert_eq!(f.exit, "exited with status 3");
+        assert_eq!(f.stderr_tail, vec!["boom"]);
+    }
+
+    #[test]
+    fn a_server_ignoring_stdin_close_is_killed_with_its_group() {
+        // The shell ignores EOF and starts a grandchild; both must die.
+        let s = sh("sleep 300 & while :; do sleep 1; done");
+        thread::sleep(Duration::from_millis(200));
+        let start = Instant::now();
+        let pgid = s.pid;
+        let f = s.finish();
+        assert!(f.exit.contains("killed"), "{}", f.exit);
+        assert!(start.elapsed() < Duration::from_secs(8));
+        // Killed members may linger as zombies until init reaps them; none may
+        // still be running.
+        thread::sleep(Duration::from_millis(200));
+        let live: Vec<String> = std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter_map(|e| std::fs::read_to_string(e.path().join("stat")).ok())
+            .filter(|st| {
+                // pid (comm) state ppid pgrp ...
+                let after = st.rsplit_once(')').map(|x| x.1).unwrap_or("");
+                let f: Vec<&str> = after.split_whitespace().collect();
+                f.len() > 2 && f[2] == pgid.as_raw().to_string() && f[0] != "Z"
+            })
+            .collect();
+        assert!(live.is_empty(), "still running in the group: {live:?}");
+    }
+
+    #[test]
+    fn duplicate_reply_is_a_failure() {
+        let mut s = sh(
+            r#"read a; echo '{"id":1000001,"result":{}}'; echo '{"id":1000001,"result":{}}'; cat >/dev/null"#,
+        );
+        let (id, _) = s.send_request("x", None).unwrap();
+        s.wait_reply(id, later(5000), later(5000)).unwrap();
+        thread::sleep(Duration::from_millis(200));
+        match s.drain() {
+            Err(WaitError::Broken(m)) => assert!(m.contains("twice"), "{m}"),
+            other => panic!("{other:?}"),
+        }
+        s.finish();
+    }
+
+    #[test]
+    fn spawn_failure_is_an_error() {
+        let argv = vec!["/nonexistent/server".to_string()];
+        let e = Server::spawn(&argv, &env(), Path::new("/")).err().unwrap();
+        assert!(e.contains("cannot start the server"), "{e}");
+    }
+}
