@@ -625,10 +625,10 @@ pub fn core_resolve(s: &str) -> Result<Value, String> {
                 .map_err(|_| range())
         };
     }
-    if is_core_float(unsigned) {
-        if let Ok(f) = unsigned.parse::<f64>() {
-            return Ok(Value::Number(Number::from(sign * f)));
-        }
+    if is_core_float(unsigned)
+        && let Ok(f) = unsigned.parse::<f64>()
+    {
+        return Ok(Value::Number(Number::from(sign * f)));
     }
     Ok(Value::String(s.to_owned()))
 }

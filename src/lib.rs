@@ -7,6 +7,7 @@
 //! decides which paths may be read or run; [`grant`] decides which
 //! declared scripts may run; rule IDs in comments refer to `spec/`.
 
+pub mod bundle;
 pub mod catalog;
 pub mod config;
 pub mod declaration;

@@ -30,3 +30,16 @@ pub const DEFAULT_TIMEOUT_SECS: u64 = 60;
 
 /// Hard ceiling on any per-script timeout (README: "hard 300 s ceiling").
 pub const MAX_TIMEOUT_SECS: u64 = 300;
+
+/// Most paths one `skill_file` call may name (README "The tools": the
+/// design of record's batch is "8 paths per call").
+pub const MAX_BATCH_PATHS: usize = 8;
+
+/// Most bytes one `skill_file` call may serve, across its entries (README:
+/// "4 MiB per call"). Without it the per-file cap is defeated by
+/// multiplication: eight 1 MiB files base64 to an ~11 MiB frame.
+pub const MAX_BATCH_BYTES: usize = 4 * MAX_FILE_BYTES;
+
+/// Prompts or resources per `*/list` page, so a catalog of 100,000 files
+/// never becomes one giant frame (spec READ-011).
+pub const LIST_PAGE_SIZE: usize = 500;

@@ -68,10 +68,10 @@ impl Problem {
 
     /// With a SKILL.md position, also written into the detail for people.
     pub fn at(mut self, line: Option<usize>, column: Option<usize>) -> Problem {
-        if let (Some(l), Some(c)) = (line, column) {
-            if !self.detail.contains("(line ") {
-                self.detail.push_str(&format!(" (line {l}, column {c})"));
-            }
+        if let (Some(l), Some(c)) = (line, column)
+            && !self.detail.contains("(line ")
+        {
+            self.detail.push_str(&format!(" (line {l}, column {c})"));
         }
         self.line = line;
         self.column = column;

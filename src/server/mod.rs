@@ -3,20 +3,28 @@
 //! layer holds none of its own.
 
 pub mod shapes;
+pub mod uri;
 
 use std::sync::Arc;
 
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::{Json, Parameters};
-use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
-use rmcp::{ServerHandler, tool, tool_handler, tool_router};
+use rmcp::model::{
+    GetPromptRequestParams, GetPromptResponse, GetPromptResult, Implementation, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, MetaObject, PaginatedRequestParams, Prompt,
+    PromptMessage, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
+    ResourceContents, ResourceTemplate, Role, ServerCapabilities, ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, tool, tool_handler, tool_router};
 
+use crate::bundle;
 use crate::catalog::{self, Catalog, Skill};
 use crate::config::Config;
 use crate::frontmatter;
 use crate::grant::{self, Grant, Scripts};
 use crate::interpreters::Interpreters;
-use crate::limits::MAX_BODY_BYTES;
+use crate::limits::{LIST_PAGE_SIZE, MAX_BODY_BYTES};
 use crate::problem::Problem;
 use shapes::*;
 
@@ -31,6 +39,9 @@ pub struct Served {
     pub scripts: Vec<Scripts>,
     /// The catalog's problems, then the grant's.
     pub problems: Vec<Problem>,
+    /// Where each skill's files start in the one list `resources/list`
+    /// pages through (skills by name, files by path).
+    file_offsets: Vec<usize>,
 }
 
 impl Served {
@@ -46,6 +57,12 @@ impl Served {
             .collect();
         let mut problems = catalog.problems.clone();
         problems.extend(grant.problems(&catalog));
+        let mut file_offsets = Vec::with_capacity(catalog.skills.len());
+        let mut total = 0;
+        for s in &catalog.skills {
+            file_offsets.push(total);
+            total += s.files.len();
+        }
         Served {
             config,
             catalog,
@@ -53,6 +70,7 @@ impl Served {
             interpreters,
             scripts,
             problems,
+            file_offsets,
         }
     }
 
@@ -155,6 +173,194 @@ impl Served {
     }
 }
 
+impl Served {
+    /// `skill_file` (spec READ-001..READ-008): `path` or `paths`, through
+    /// the fence, within the caps.
+    pub fn file(&self, args: FileArgs) -> Result<FileRead, String> {
+        let (skill, _) = self.skill(&args.name)?;
+        let slot = |path: String, r: Result<bundle::Served, crate::fence::FenceError>| match r {
+            Ok(f) => FileSlot::Served(file_entry(f)),
+            Err(e) => FileSlot::Refused(FileRefused {
+                path,
+                error: e.to_string(),
+            }),
+        };
+        let files = match (args.path, args.paths) {
+            (Some(_), Some(_)) => {
+                return Err(
+                    "name either \"path\" (one file) or \"paths\" (up to 8), not both".into(),
+                );
+            }
+            (None, None) => {
+                return Err(
+                    "name the file to read: \"path\" (one file) or \"paths\" (up to 8)".into(),
+                );
+            }
+            (Some(path), None) => vec![FileSlot::Served(file_entry(
+                bundle::read_one(&skill.dir, &path).map_err(|e| e.to_string())?,
+            ))],
+            (None, Some(paths)) => {
+                let read = bundle::read_batch(&skill.dir, &paths).map_err(|e| e.to_string())?;
+                paths
+                    .into_iter()
+                    .zip(read)
+                    .map(|(p, r)| slot(p, r))
+                    .collect()
+            }
+        };
+        Ok(FileRead {
+            skill: skill.name.clone(),
+            files,
+        })
+    }
+
+    /// The description a prompt and a skill share.
+    fn prompt_description(skill: &Skill) -> String {
+        let parts: Vec<&str> = [skill.description.as_deref(), skill.when_to_use.as_deref()]
+            .into_iter()
+            .flatten()
+            .filter(|s| !s.is_empty())
+            .collect();
+        if parts.is_empty() {
+            format!("The {} skill.", skill.name)
+        } else {
+            parts.join(" ")
+        }
+    }
+
+    /// One page of prompts (READ-009, READ-011).
+    pub fn prompts_page(&self, cursor: Option<&str>) -> Result<ListPromptsResult, McpError> {
+        let skills = &self.catalog.skills;
+        let start = parse_cursor(cursor, skills.len())?;
+        let end = (start + LIST_PAGE_SIZE).min(skills.len());
+        let mut r = ListPromptsResult::with_all_items(
+            skills[start..end]
+                .iter()
+                .map(|s| {
+                    Prompt::new(&s.name, Some(Self::prompt_description(s)), None)
+                        .with_title(&s.name)
+                })
+                .collect(),
+        );
+        r.next_cursor = (end < skills.len()).then(|| end.to_string());
+        Ok(r)
+    }
+
+    /// `prompts/get`: the skill's body as one user message.
+    pub fn prompt(&self, name: &str) -> Result<GetPromptResult, McpError> {
+        let loaded = self
+            .load(name)
+            .map_err(|m| McpError::invalid_params(m, None))?;
+        let mut r = GetPromptResult::new(vec![PromptMessage::new_text(Role::User, loaded.body)]);
+        r.description = Some(match loaded.truncation_note {
+            Some(note) => format!("The instructions of the {name} skill. {note}"),
+            None => format!("The instructions of the {name} skill."),
+        });
+        Ok(r)
+    }
+
+    /// One page of resources: every bundled file (READ-010, READ-011).
+    pub fn resources_page(&self, cursor: Option<&str>) -> Result<ListResourcesResult, McpError> {
+        let total = self.file_offsets.last().map_or(0, |&o| {
+            o + self.catalog.skills.last().map_or(0, |s| s.files.len())
+        });
+        let start = parse_cursor(cursor, total)?;
+        let end = (start + LIST_PAGE_SIZE).min(total);
+        let mut items = Vec::with_capacity(end - start);
+        let mut i = self
+            .file_offsets
+            .partition_point(|&o| o <= start)
+            .saturating_sub(1);
+        let mut at = start;
+        while at < end {
+            let skill = &self.catalog.skills[i];
+            let local = at - self.file_offsets[i];
+            for f in skill.files.iter().skip(local).take(end - at) {
+                items.push(
+                    Resource::new(
+                        uri::for_file(&skill.name, &f.path),
+                        format!("{}/{}", skill.name, f.path),
+                    )
+                    .with_title(format!("{}: {}", skill.name, f.path))
+                    .with_mime_type(bundle::media_type(&f.path))
+                    .with_size(f.size),
+                );
+                at += 1;
+            }
+            i += 1;
+        }
+        let mut r = ListResourcesResult::with_all_items(items);
+        r.next_cursor = (end < total).then(|| end.to_string());
+        Ok(r)
+    }
+
+    /// `resources/read`: the same fence, cap and encoding as `skill_file`.
+    /// Past 1 MiB the first 1 MiB is served and the contents' `_meta` says
+    /// so (`skill-mcp/truncated`, `skill-mcp/size`, `skill-mcp/note`).
+    pub fn read_resource(&self, uri_text: &str) -> Result<ReadResourceResult, McpError> {
+        let (name, path) = uri::parse(uri_text).map_err(|m| McpError::invalid_params(m, None))?;
+        let (skill, _) = self
+            .skill(&name)
+            .map_err(|m| McpError::resource_not_found(m, None))?;
+        let f = bundle::read_one(&skill.dir, &path)
+            .map_err(|e| McpError::resource_not_found(e.to_string(), None))?;
+        let meta = f.truncation_note().map(|note| {
+            let mut m = serde_json::Map::new();
+            m.insert("skill-mcp/truncated".into(), true.into());
+            m.insert("skill-mcp/size".into(), f.size.into());
+            m.insert("skill-mcp/note".into(), note.into());
+            MetaObject(m)
+        });
+        let uri = uri_text.to_owned();
+        let mime = Some(f.media_type.to_owned());
+        let contents = match f.encoding {
+            bundle::Encoding::Utf8 => ResourceContents::TextResourceContents {
+                uri,
+                mime_type: mime,
+                text: f.content,
+                meta,
+            },
+            bundle::Encoding::Base64 => ResourceContents::BlobResourceContents {
+                uri,
+                mime_type: mime,
+                blob: f.content,
+                meta,
+            },
+        };
+        Ok(ReadResourceResult::new(vec![contents]))
+    }
+}
+
+fn file_entry(f: bundle::Served) -> FileEntryOut {
+    FileEntryOut {
+        truncation_note: f.truncation_note(),
+        path: f.path,
+        size: f.size,
+        media_type: f.media_type.to_owned(),
+        encoding: f.encoding.as_str().to_owned(),
+        truncated: f.truncated,
+        content: f.content,
+    }
+}
+
+/// A list cursor is the decimal offset of the page's first item; anything
+/// else is an invalid-params error (READ-011).
+fn parse_cursor(cursor: Option<&str>, len: usize) -> Result<usize, McpError> {
+    match cursor {
+        None => Ok(0),
+        Some(c) => c
+            .parse::<usize>()
+            .ok()
+            .filter(|&n| n > 0 && n < len)
+            .ok_or_else(|| {
+                McpError::invalid_params(
+                    format!("invalid cursor {c:?}: pass back the nextCursor of the previous page"),
+                    None,
+                )
+            }),
+    }
+}
+
 fn refused(list: &[(String, String)]) -> Vec<Refused> {
     list.iter()
         .map(|(script, reason)| Refused {
@@ -228,16 +434,91 @@ impl SkillServer {
     ) -> Result<Json<SkillLoad>, String> {
         self.served.load(&args.name).map(Json)
     }
+
+    /// Read files a skill bundles: "path" for one, or "paths" for up to 8 in one call (a SKILL.md usually
+    /// points at several). Paths are relative to the skill's own directory, as skill_load lists them. Text
+    /// comes back as text, anything else as base64 with its media type; at most 1 MiB per file (truncated says
+    /// so) and 4 MiB per call.
+    #[tool(
+        name = "skill_file",
+        annotations(
+            title = "Read skill files",
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn skill_file(
+        &self,
+        Parameters(args): Parameters<FileArgs>,
+    ) -> Result<Json<FileRead>, String> {
+        let served = Arc::clone(&self.served);
+        tokio::task::spawn_blocking(move || served.file(args))
+            .await
+            .map_err(|e| format!("the read could not finish: {e}"))?
+            .map(Json)
+    }
 }
 
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for SkillServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_prompts().enable_resources().build())
             .with_server_info(Implementation::new("skill-mcp", env!("CARGO_PKG_VERSION")))
             .with_instructions(
                 "Serves Agent Skills. Call skill_list to see them, skill_load to read one's instructions, \
-                 and follow them.",
+                 skill_file to read the files they refer to, and follow them.",
             )
+    }
+
+    async fn list_prompts(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        self.served
+            .prompts_page(request.as_ref().and_then(|r| r.cursor.as_deref()))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        self.served.prompt(&request.name).map(Into::into)
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        self.served
+            .resources_page(request.as_ref().and_then(|r| r.cursor.as_deref()))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _: Option<PaginatedRequestParams>,
+        _: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        Ok(ListResourceTemplatesResult::with_all_items(vec![
+            ResourceTemplate::new("skill://{name}/{path}", "skill-file")
+                .with_title("A file bundled by a skill")
+                .with_description("Any file of a served skill; path is relative to the skill's directory, percent-encoded per segment."),
+        ]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        let served = Arc::clone(&self.served);
+        tokio::task::spawn_blocking(move || served.read_resource(&request.uri))
+            .await
+            .map_err(|e| McpError::internal_error(format!("the read could not finish: {e}"), None))?
+            .map(Into::into)
     }
 }

@@ -119,3 +119,57 @@ pub struct LoadScript {
     pub interpreter: String,
     pub runnable_here: bool,
 }
+
+/// `skill_file`'s arguments: `path` or `paths`, never both.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct FileArgs {
+    /// The skill's name, exactly as skill_list reports it.
+    pub name: String,
+    /// One path relative to the skill's directory, as skill_load lists it.
+    #[serde(default)]
+    pub path: Option<String>,
+    /// Up to 8 such paths, read in one call (at most 4 MiB served in all).
+    #[serde(default)]
+    pub paths: Option<Vec<String>>,
+}
+
+/// `skill_file`'s result: one entry per path asked for, in request order.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct FileRead {
+    pub skill: String,
+    pub files: Vec<FileSlot>,
+}
+
+/// One entry: the file, or why this path alone was refused.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum FileSlot {
+    Served(FileEntryOut),
+    Refused(FileRefused),
+}
+
+/// A file served.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FileEntryOut {
+    /// The path exactly as asked for.
+    pub path: String,
+    /// The file's full size in bytes.
+    pub size: u64,
+    pub media_type: String,
+    /// `utf-8` (valid UTF-8, no NUL) or `base64`.
+    pub encoding: String,
+    /// True when the file is over 1 MiB and only its first 1 MiB is here.
+    pub truncated: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub truncation_note: Option<String>,
+    pub content: String,
+}
+
+/// A path refused on its own.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct FileRefused {
+    pub path: String,
+    /// Which rule refused it, and why.
+    pub error: String,
+}

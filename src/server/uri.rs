@@ -1,0 +1,77 @@
+//! `skill://<name>/<path>` URIs (spec READ-010). Each path segment is
+//! percent-encoded where it needs to be; a URI is decoded exactly once on
+//! read, and the decoded path then passes the whole fence — which refuses
+//! `%`, so an escape can never survive into a second decoding.
+
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, percent_decode_str, utf8_percent_encode};
+
+/// The scheme prefix.
+pub const PREFIX: &str = "skill://";
+
+/// Everything but RFC 3986 unreserved characters is escaped in a segment.
+const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
+/// The URI of one bundled file.
+pub fn for_file(skill: &str, path: &str) -> String {
+    let mut uri = format!("{PREFIX}{skill}");
+    for seg in path.split('/') {
+        uri.push('/');
+        uri.extend(utf8_percent_encode(seg, SEGMENT));
+    }
+    uri
+}
+
+/// Splits a URI into skill name and skill-relative path, decoding once.
+pub fn parse(uri: &str) -> Result<(String, String), String> {
+    let rest = uri
+        .strip_prefix(PREFIX)
+        .ok_or_else(|| format!("{uri:?} is not a skill:// URI (expected skill://<name>/<path>)"))?;
+    let (name, path) = rest
+        .split_once('/')
+        .filter(|(n, p)| !n.is_empty() && !p.is_empty())
+        .ok_or_else(|| {
+            format!("{uri:?} does not name a skill and a path (expected skill://<name>/<path>)")
+        })?;
+    let decode = |s: &str| {
+        percent_decode_str(s)
+            .decode_utf8()
+            .map(|c| c.into_owned())
+            .map_err(|_| format!("{uri:?} decodes to bytes that are not UTF-8"))
+    };
+    Ok((decode(name)?, decode(path)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_round_trip_through_uris() {
+        for p in [
+            "SKILL.md",
+            "a b/c#d?.md",
+            "ünï/名前.txt",
+            "x+y=z&w",
+            "~tilde",
+        ] {
+            let uri = for_file("s", p);
+            assert!(!uri[PREFIX.len()..].contains(' '), "{uri}");
+            assert_eq!(parse(&uri).unwrap(), ("s".into(), p.into()));
+        }
+        assert_eq!(for_file("s", "a b/c.md"), "skill://s/a%20b/c.md");
+    }
+
+    #[test]
+    fn decoding_happens_once() {
+        assert_eq!(parse("skill://s/%252e%252e/x").unwrap().1, "%2e%2e/x");
+        assert_eq!(parse("skill://s/%2e%2e/x").unwrap().1, "../x");
+        assert!(parse("skill://s/%ff").is_err());
+        assert!(parse("file:///etc/passwd").is_err());
+        assert!(parse("skill://s").is_err());
+        assert!(parse("skill:///x").is_err());
+    }
+}
