@@ -1,0 +1,140 @@
+//! A minimal JSON-RPC-over-stdio client for integration tests that need to
+//! look at the server from the outside in ways the conformance runner does
+//! not (install layouts, files changed after boot, a third-party client).
+
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, channel};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_skill-mcp");
+
+pub struct Session {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<String>,
+    next_id: u64,
+}
+
+impl Session {
+    /// Starts `bin` with exactly `env` (plus PATH) and performs the handshake.
+    pub fn start(bin: &Path, env: &[(&str, &str)]) -> Session {
+        let mut cmd = Command::new(bin);
+        cmd.env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("server starts");
+        let stdout = child.stdout.take().expect("stdout piped");
+        let (tx, lines) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let stdin = child.stdin.take();
+        let mut s = Session {
+            child,
+            stdin,
+            lines,
+            next_id: 1,
+        };
+        let init = s.request(
+            "initialize",
+            json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "tests", "version": "0"}}),
+        );
+        assert_eq!(init["result"]["serverInfo"]["name"], "skill-mcp", "{init}");
+        s.notify("notifications/initialized", json!({}));
+        s
+    }
+
+    pub fn notify(&mut self, method: &str, params: Value) {
+        self.send(json!({"jsonrpc": "2.0", "method": method, "params": params}));
+    }
+
+    fn send(&mut self, msg: Value) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        writeln!(stdin, "{msg}").expect("write to server");
+        stdin.flush().expect("flush");
+    }
+
+    /// Sends a request and waits (at most 20 s) for the reply with its id.
+    pub fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        loop {
+            let line = self
+                .lines
+                .recv_timeout(Duration::from_secs(20))
+                .expect("a reply within 20 s");
+            let v: Value = serde_json::from_str(&line).expect("stdout carries JSON only");
+            if v["id"] == json!(id) {
+                return v;
+            }
+        }
+    }
+
+    /// Calls a tool and returns its structuredContent (panics on isError).
+    pub fn tool(&mut self, name: &str, args: Value) -> Value {
+        let r = self.request("tools/call", json!({"name": name, "arguments": args}));
+        assert_ne!(r["result"]["isError"], json!(true), "{r}");
+        r["result"]["structuredContent"].clone()
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Closes stdin and waits for a clean exit.
+    pub fn finish(mut self) -> std::process::ExitStatus {
+        self.stdin.take();
+        for _ in 0..100 {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return status;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = self.child.kill();
+        panic!("server did not exit within 5 s of stdin closing");
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Writes a minimal skill.
+pub fn skill(dir: &Path, name: &str) {
+    std::fs::create_dir_all(dir.join(name)).expect("mkdir");
+    std::fs::write(
+        dir.join(name).join("SKILL.md"),
+        format!("---\nname: {name}\ndescription: d\n---\nbody\n"),
+    )
+    .expect("write");
+}
+
+pub fn names(list: &Value) -> Vec<String> {
+    list["skills"]
+        .as_array()
+        .expect("skills")
+        .iter()
+        .map(|s| s["name"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}

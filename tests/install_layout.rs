@@ -1,0 +1,56 @@
+//! CONF-005: an installed binary finds its bundled skills beside itself.
+
+mod common;
+use common::*;
+use serde_json::json;
+
+#[test]
+fn an_installed_binary_serves_share_skill_mcp_skills() {
+    let prefix = tempfile::tempdir().unwrap();
+    let bin_dir = prefix.path().join("bin");
+    std::fs::create_dir_all(&bin_dir).unwrap();
+    let bin = bin_dir.join("skill-mcp");
+    std::fs::copy(BIN, &bin).unwrap();
+    let share = prefix.path().join("share/skill-mcp/skills");
+    skill(&share, "installed-skill");
+
+    let mut s = Session::start(&bin, &[]);
+    let list = s.tool("skill_list", json!({}));
+    assert_eq!(list["rootsFrom"], "default");
+    assert_eq!(names(&list), ["installed-skill"]);
+    assert!(
+        list["roots"][0]
+            .as_str()
+            .unwrap()
+            .ends_with("share/skill-mcp/skills"),
+        "{list}"
+    );
+    s.finish();
+}
+
+#[test]
+fn the_checkout_binary_serves_the_checkout_skills() {
+    let mut s = Session::start(std::path::Path::new(BIN), &[]);
+    let list = s.tool("skill_list", json!({}));
+    assert_eq!(list["rootsFrom"], "default");
+    assert!(
+        names(&list).contains(&"skill-mcp-demo".to_owned()),
+        "{list}"
+    );
+    assert_eq!(list["problems"], json!([]), "the bundled skill is clean");
+    s.finish();
+}
+
+#[test]
+fn a_missing_bundled_directory_is_a_problem_that_says_what_to_set() {
+    let prefix = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(prefix.path().join("bin")).unwrap();
+    // share/ exists but holds a file where the skills directory should be.
+    std::fs::create_dir_all(prefix.path().join("share/skill-mcp")).unwrap();
+    let bin = prefix.path().join("bin/skill-mcp");
+    std::fs::copy(BIN, &bin).unwrap();
+    let mut s = Session::start(&bin, &[("SKILLS_DIR", "/definitely/not/here")]);
+    let list = s.tool("skill_list", json!({}));
+    assert_eq!(list["problems"][0]["reason"], "root-unreadable");
+    s.finish();
+}

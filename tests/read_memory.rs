@@ -1,0 +1,52 @@
+//! READ-008: the caps bound allocation. The server serves a 300 MiB sparse
+//! file many times; its peak resident set (VmHWM) must stay far below the
+//! file's size. Figures are printed for the note; the bound asserted is
+//! generous (64 MiB over the idle peak) because it is a property check, not
+//! a benchmark — reading the file whole would add 300 MiB.
+
+mod common;
+use common::*;
+use serde_json::json;
+
+fn vm_hwm_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("procfs");
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmHWM line")
+}
+
+#[test]
+fn a_300_mib_file_costs_about_one_mib() {
+    let root = tempfile::tempdir().unwrap();
+    skill(root.path(), "s");
+    let huge = std::fs::File::create(root.path().join("s/huge.bin")).unwrap();
+    huge.set_len(300 * 1024 * 1024).unwrap();
+    let dir = root.path().to_str().unwrap().to_owned();
+    let mut s = Session::start(std::path::Path::new(BIN), &[("SKILLS_DIR", &dir)]);
+    s.tool("skill_list", json!({}));
+    let idle = vm_hwm_kib(s.pid());
+    for _ in 0..5 {
+        let r = s.tool("skill_file", json!({"name": "s", "path": "huge.bin"}));
+        assert_eq!(r["files"][0]["size"], 314_572_800);
+        assert_eq!(r["files"][0]["truncated"], true);
+        let r = s.tool(
+            "skill_file",
+            json!({"name": "s", "paths": ["huge.bin", "huge.bin", "huge.bin", "huge.bin"]}),
+        );
+        assert_eq!(r["files"].as_array().unwrap().len(), 4);
+        let r = s.request("resources/read", json!({"uri": "skill://s/huge.bin"}));
+        assert_eq!(
+            r["result"]["contents"][0]["_meta"]["skill-mcp/truncated"],
+            true
+        );
+    }
+    let peak = vm_hwm_kib(s.pid());
+    eprintln!(
+        "VmHWM idle {idle} KiB, after serving a 300 MiB file 25 times {peak} KiB (+{} KiB)",
+        peak - idle
+    );
+    assert!(peak - idle < 64 * 1024, "peak grew by {} KiB", peak - idle);
+    s.finish();
+}
