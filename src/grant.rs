@@ -30,6 +30,17 @@ pub enum GrantFrom {
     Declaration,
 }
 
+impl GrantFrom {
+    /// The wire spelling, for messages.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GrantFrom::McpSkillRun => "MCP_SKILL_RUN",
+            GrantFrom::HostedDefault => "hosted-default",
+            GrantFrom::Declaration => "declaration",
+        }
+    }
+}
+
 /// One row of `MCP_SKILL_RUN`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]

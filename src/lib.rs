@@ -18,4 +18,5 @@ pub mod interpreters;
 pub mod limits;
 pub mod problem;
 pub mod read;
+pub mod run;
 pub mod server;

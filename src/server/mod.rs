@@ -26,6 +26,7 @@ use crate::grant::{self, Grant, Scripts};
 use crate::interpreters::Interpreters;
 use crate::limits::{LIST_PAGE_SIZE, MAX_BODY_BYTES};
 use crate::problem::Problem;
+use crate::run::{self, RunLock};
 use shapes::*;
 
 /// Everything the handlers read, built once at boot and never changed.
@@ -74,7 +75,7 @@ impl Served {
         }
     }
 
-    fn skill(&self, name: &str) -> Result<(&Skill, &Scripts), String> {
+    pub(crate) fn skill(&self, name: &str) -> Result<(&Skill, &Scripts), String> {
         let found = self
             .catalog
             .skills
@@ -385,6 +386,7 @@ fn floor_char_boundary(s: &str, max: usize) -> usize {
 #[derive(Clone)]
 pub struct SkillServer {
     served: Arc<Served>,
+    run_lock: Arc<RunLock>,
     tool_router: ToolRouter<SkillServer>,
 }
 
@@ -392,8 +394,76 @@ impl SkillServer {
     pub fn new(served: Served) -> SkillServer {
         SkillServer {
             served: Arc::new(served),
+            run_lock: Arc::default(),
             tool_router: Self::tool_router(),
         }
+    }
+}
+
+/// What the preview says (RUN-013): nothing started, how to run it, and why
+/// the gate is blanket.
+const PREVIEW_NOTE: &str = "No process has been started. Call skill_run again with the same arguments and \
+confirm: true to run exactly this. This server cannot tell what a script does — it only decides which script runs \
+and what it is handed — so every run is confirmed first.";
+
+impl Served {
+    /// `skill_run` (spec RUN-*): the plan is made, and every refusal met,
+    /// before the confirm gate; only `confirm: true` starts a process.
+    pub async fn run(&self, lock: &RunLock, args: RunArgs) -> Result<RunAnswer, String> {
+        let (skill, scripts) = self.skill(&args.name)?;
+        let plan = run::plan(
+            skill,
+            scripts,
+            &self.interpreters,
+            &self.config,
+            self.grant.from.as_str(),
+            &args.script,
+            &args.args,
+        )
+        .map_err(|e| e.to_string())?;
+        if args.confirm != Some(true) {
+            return Ok(RunAnswer {
+                dry_run: true,
+                will_run: Some(WillRun {
+                    skill: plan.skill.clone(),
+                    script: plan.script.clone(),
+                    interpreter: plan.interpreter.clone(),
+                    argv: plan.argv.clone(),
+                    cwd: plan.cwd.to_string_lossy().into_owned(),
+                    timeout_ms: plan.timeout_ms,
+                    env_names: plan.env_names.clone(),
+                    env_not_set: plan.env_not_set.clone(),
+                }),
+                note: Some(PREVIEW_NOTE.to_owned()),
+                result: None,
+            });
+        }
+        let o = lock.run(&plan).await.map_err(|e| e.to_string())?;
+        let note = (self.config.hosted() && run::failed(&o)).then(|| run::FENCED_NOTE.to_owned());
+        Ok(RunAnswer {
+            dry_run: false,
+            will_run: None,
+            note,
+            result: Some(RunOutcome {
+                skill: plan.skill,
+                script: plan.script,
+                interpreter: plan.interpreter,
+                exit_code: o.exit_code,
+                signal: o.signal,
+                timed_out: o.timed_out,
+                timeout_ms: plan.timeout_ms,
+                duration_ms: o.duration_ms,
+                stdout: o.stdout.text,
+                stderr: o.stderr.text,
+                stdout_encoding: o.stdout.encoding.to_owned(),
+                stderr_encoding: o.stderr.encoding.to_owned(),
+                truncated: Truncated {
+                    stdout: o.stdout.truncated,
+                    stderr: o.stderr.truncated,
+                },
+                env: plan.env_names,
+            }),
+        })
     }
 }
 
@@ -458,6 +528,27 @@ impl SkillServer {
             .await
             .map_err(|e| format!("the read could not finish: {e}"))?
             .map(Json)
+    }
+
+    /// Run a script the skill DECLARES (and this registration grants), with an argument array passed
+    /// verbatim — never through a shell. Without confirm: true it starts nothing and returns a dry-run
+    /// preview of exactly what would run; with it, returns the exit code and the captured output (a
+    /// non-zero exit is a normal result). One run at a time; each is bounded by its timeout.
+    #[tool(
+        name = "skill_run",
+        annotations(
+            title = "Run a declared skill script",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = true
+        )
+    )]
+    async fn skill_run(
+        &self,
+        Parameters(args): Parameters<RunArgs>,
+    ) -> Result<Json<RunAnswer>, String> {
+        self.served.run(&self.run_lock, args).await.map(Json)
     }
 }
 

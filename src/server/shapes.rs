@@ -173,3 +173,83 @@ pub struct FileRefused {
     /// Which rule refused it, and why.
     pub error: String,
 }
+
+/// `skill_run`'s arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct RunArgs {
+    /// The skill's name, exactly as skill_list reports it.
+    pub name: String,
+    /// The script, exactly as skill_list reports it in that skill's scripts.
+    pub script: String,
+    /// Arguments, passed verbatim as an argv array (never through a shell).
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// true runs the script; anything else returns a dry-run preview of exactly what would run.
+    #[serde(default)]
+    pub confirm: Option<bool>,
+}
+
+/// `skill_run`'s answer: a dry-run preview, or the outcome of a run.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RunAnswer {
+    /// True for a preview: no process was started.
+    pub dry_run: bool,
+    /// The preview: exactly what would run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub will_run: Option<WillRun>,
+    /// What the preview means, or the fenced-machine note of a failed run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    #[serde(flatten)]
+    pub result: Option<RunOutcome>,
+}
+
+/// What a confirmed call would execute.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WillRun {
+    pub skill: String,
+    pub script: String,
+    pub interpreter: String,
+    /// The exact argv: the interpreter's absolute path, the script's real path, then the arguments.
+    pub argv: Vec<String>,
+    pub cwd: String,
+    pub timeout_ms: u64,
+    /// Names (never values) of the variables the script would be handed.
+    pub env_names: Vec<String>,
+    /// Granted names the server's environment does not set.
+    pub env_not_set: Vec<String>,
+}
+
+/// What a run did.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RunOutcome {
+    pub skill: String,
+    pub script: String,
+    pub interpreter: String,
+    /// The exit code; null when a signal ended the script.
+    pub exit_code: Option<i32>,
+    /// The signal that ended it (e.g. SIGTERM), or null.
+    pub signal: Option<String>,
+    pub timed_out: bool,
+    pub timeout_ms: u64,
+    pub duration_ms: u64,
+    pub stdout: String,
+    pub stderr: String,
+    /// `utf-8`, or `base64` when the output was not UTF-8.
+    pub stdout_encoding: String,
+    pub stderr_encoding: String,
+    /// Which streams went past 1 MiB and were cut.
+    pub truncated: Truncated,
+    /// Names of the variables the script was handed.
+    pub env: Vec<String>,
+}
+
+/// Per-stream truncation.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Truncated {
+    pub stdout: bool,
+    pub stderr: bool,
+}
