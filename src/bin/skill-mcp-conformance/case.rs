@@ -203,6 +203,11 @@ pub enum StepKind {
     Act {
         actions: Vec<SetupAction>,
     },
+    /// Requests sent together before any reply is awaited; the recorded
+    /// reply is `{"replies": [...]}` in the order sent.
+    Concurrent {
+        requests: Vec<(String, Option<Value>)>,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -218,7 +223,9 @@ impl Step {
     pub fn expects_reply(&self) -> bool {
         matches!(
             self.kind,
-            StepKind::Request { .. } | StepKind::Raw { reply: true, .. }
+            StepKind::Request { .. }
+                | StepKind::Raw { reply: true, .. }
+                | StepKind::Concurrent { .. }
         )
     }
 
@@ -230,6 +237,9 @@ impl Step {
             StepKind::Raw { .. } => "raw".to_string(),
             StepKind::Sleep { ms } => format!("sleep {ms} ms"),
             StepKind::Act { actions } => format!("act ({} actions)", actions.len()),
+            StepKind::Concurrent { requests } => {
+                format!("concurrent ({} requests)", requests.len())
+            }
         }
     }
 }
@@ -672,7 +682,7 @@ fn parse_step(v: &Value) -> Result<Step, String> {
         .ok_or_else(|| format!("a step must be an object, got {v}"))?;
     let kind = which_kind(
         obj,
-        &["request", "notify", "raw", "sleep_ms", "act"],
+        &["request", "notify", "raw", "sleep_ms", "act", "concurrent"],
         "step",
     )?;
     let timeout_ms = match obj.get("timeout_ms") {
@@ -741,6 +751,32 @@ fn parse_step(v: &Value) -> Result<Step, String> {
                 .map(|(i, a)| parse_action(a).map_err(|e| format!("act[{i}]: {e}")))
                 .collect::<Result<Vec<_>, _>>()?;
             StepKind::Act { actions }
+        }
+        "concurrent" => {
+            check_fields(obj, kind, &["concurrent", "timeout_ms", "redact"])?;
+            let list = obj
+                .get("concurrent")
+                .and_then(Value::as_array)
+                .filter(|l| l.len() >= 2)
+                .ok_or_else(|| {
+                    "`concurrent` must be a list of at least two requests".to_string()
+                })?;
+            let requests = list
+                .iter()
+                .enumerate()
+                .map(|(i, r)| {
+                    let o = r
+                        .as_object()
+                        .ok_or_else(|| format!("concurrent[{i}] must be an object"))?;
+                    check_fields(o, "request", &["request", "params"])
+                        .map_err(|e| format!("concurrent[{i}]: {e}"))?;
+                    Ok((
+                        method_field(o, "request").map_err(|e| format!("concurrent[{i}]: {e}"))?,
+                        params_field(o).map_err(|e| format!("concurrent[{i}]: {e}"))?,
+                    ))
+                })
+                .collect::<Result<Vec<_>, String>>()?;
+            StepKind::Concurrent { requests }
         }
         _ => return Err(format!("unhandled step kind `{kind}`")),
     };

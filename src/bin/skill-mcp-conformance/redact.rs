@@ -197,6 +197,8 @@ pub enum Matcher {
     Contains(Vec<String>),
     Range(serde_json::Number, serde_json::Number),
     Sorted,
+    /// A string of exactly N bytes (UTF-8) or an array of N items.
+    Len(u64),
 }
 
 const TYPES: [&str; 6] = ["string", "number", "boolean", "array", "object", "null"];
@@ -209,7 +211,7 @@ impl Matcher {
         if m.len() != 1 {
             let keys: Vec<&str> = m.keys().map(String::as_str).collect();
             return Err(format!(
-                "matcher must have exactly one of any, type, contains, range, sorted; got [{}]",
+                "matcher must have exactly one of any, type, contains, range, len, sorted; got [{}]",
                 keys.join(", ")
             ));
         }
@@ -263,8 +265,12 @@ impl Matcher {
                 }
                 Ok(Matcher::Range(lo, hi))
             }
+            "len" => arg
+                .as_u64()
+                .map(Matcher::Len)
+                .ok_or_else(|| format!("matcher `len` takes a whole number, got {arg}")),
             other => Err(format!(
-                "unknown matcher `{other}` (expected any, type, contains, range or sorted)"
+                "unknown matcher `{other}` (expected any, type, contains, range, len or sorted)"
             )),
         }
     }
@@ -291,6 +297,14 @@ impl Matcher {
                     Some(std::cmp::Ordering::Less | std::cmp::Ordering::Equal)
                 );
                 ok.then(|| Value::String(format!("<range:{lo}..{hi}>")))
+            }
+            Matcher::Len(n) => {
+                let len = match v {
+                    Value::String(s) => s.len() as u64,
+                    Value::Array(a) => a.len() as u64,
+                    _ => return None,
+                };
+                (len == *n).then(|| Value::String(format!("<len:{n}>")))
             }
             Matcher::Sorted => {
                 let a = v.as_array()?;

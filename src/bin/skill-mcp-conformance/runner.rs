@@ -356,6 +356,42 @@ fn drive(
                     run.replies[i] = Some(n);
                 }
             }
+            StepKind::Concurrent { requests } => {
+                let mut ids = Vec::new();
+                let mut sent_all = Vec::new();
+                for (method, params) in requests {
+                    let params = if mode == Mode::Stateless {
+                        Some(with_stateless_meta(params.as_ref()))
+                    } else {
+                        params.clone()
+                    };
+                    let (id, sent) = server
+                        .send_request(method, params.as_ref())
+                        .map_err(|m| at(m, None))?;
+                    ids.push((id, method.clone()));
+                    sent_all.push(sent);
+                }
+                let sent = sent_all.join("\n");
+                run.sent[i] = Some(sent.clone());
+                let mut replies = Vec::new();
+                for (id, method) in ids {
+                    let reply = server.wait_reply(id, timeout, deadline).map_err(|e| {
+                        at(
+                            wait_msg(
+                                e,
+                                &format!("`{method}` (id {id})"),
+                                step.timeout_ms.into(),
+                                d,
+                            ),
+                            Some(sent.clone()),
+                        )
+                    })?;
+                    replies.push(normalize(reply, &spellings));
+                }
+                let mut n = serde_json::json!({ "replies": replies });
+                apply_redactions(&mut n, &step.redact);
+                run.replies[i] = Some(n);
+            }
             StepKind::Act { actions } => {
                 for (j, a) in actions.iter().enumerate() {
                     work.apply(a).map_err(|e| {

@@ -1,0 +1,1 @@
+process.stdout.write(JSON.stringify(process.argv.slice(2)));

@@ -1,0 +1,2 @@
+#!/usr/bin/env python3
+process.stdout.write('node ran ' + process.release.name);

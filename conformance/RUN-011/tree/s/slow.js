@@ -1,0 +1,1 @@
+setTimeout(() => process.stdout.write('done'), 1500);

@@ -1,0 +1,1 @@
+require('fs').writeFileSync('marker', 'made');

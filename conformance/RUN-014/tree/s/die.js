@@ -1,0 +1,2 @@
+process.stdout.write('before');
+process.kill(process.pid, 'SIGKILL');

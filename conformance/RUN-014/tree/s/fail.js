@@ -1,0 +1,3 @@
+process.stdout.write('partial output');
+process.stderr.write('something broke');
+process.exit(3);
