@@ -132,8 +132,19 @@ fn read_opened(path: &str, opened: Opened) -> Result<Served, FenceError> {
 
 /// Reads one file through the fence (READ-001, READ-003, READ-004).
 pub fn read_one(skill_dir: &Path, path: &str) -> Result<Served, FenceError> {
+    read_one_with(skill_dir, path, |_| ()).map(|(served, ())| served)
+}
+
+/// As [`read_one`], and also asks `look` about the opened file's own
+/// metadata (the descriptor read, not a second stat of the name).
+pub fn read_one_with<T>(
+    skill_dir: &Path,
+    path: &str,
+    look: impl FnOnce(&std::fs::Metadata) -> T,
+) -> Result<(Served, T), FenceError> {
     let opened = fence::open(skill_dir, path)?;
-    read_opened(path, opened)
+    let seen = look(&opened.meta);
+    Ok((read_opened(path, opened)?, seen))
 }
 
 /// Why a whole batch is refused (no slot to report it in).

@@ -46,6 +46,9 @@ pub struct Skill {
     pub source: String,
     pub description: Option<String>,
     pub when_to_use: Option<String>,
+    /// The frontmatter's own `name`, when it has one (reported when it
+    /// differs; SEP-2640 needs it equal to the directory name).
+    pub frontmatter_name: Option<String>,
     /// Every bundled file, sorted by path bytes; SKILL.md included.
     pub files: Vec<FileEntry>,
     pub bytes: u64,
@@ -489,6 +492,7 @@ fn read_skill(
         source,
         description: fields.description,
         when_to_use: fields.when_to_use,
+        frontmatter_name: fields.name,
         files,
         bytes,
         declaration,

@@ -20,3 +20,4 @@ pub mod problem;
 pub mod read;
 pub mod run;
 pub mod server;
+pub mod skills_ext;

@@ -10,9 +10,11 @@ use std::sync::Arc;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::{Json, Parameters};
 use rmcp::model::{
-    GetPromptRequestParams, GetPromptResponse, GetPromptResult, Implementation, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, MetaObject, PaginatedRequestParams, Prompt,
-    PromptMessage, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
+    GetPromptRequestParams, GetPromptResponse, GetPromptResult, GetSkillRequestParams,
+    GetSkillResult, Implementation, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListSkillsResult, MetaObject, PaginatedRequestParams, Prompt,
+    PromptMessage, ReadResourceDirectoryRequestParams, ReadResourceDirectoryResult,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
     ResourceContents, ResourceTemplate, Role, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
@@ -27,6 +29,7 @@ use crate::interpreters::Interpreters;
 use crate::limits::{LIST_PAGE_SIZE, MAX_BODY_BYTES};
 use crate::problem::Problem;
 use crate::run::{self, RunLock};
+use crate::skills_ext::SkillsDoor;
 use shapes::*;
 
 /// Everything the handlers read, built once at boot and never changed.
@@ -38,8 +41,10 @@ pub struct Served {
     pub interpreters: Interpreters,
     /// What of each skill may run, parallel to `catalog.skills`.
     pub scripts: Vec<Scripts>,
-    /// The catalog's problems, then the grant's.
+    /// The catalog's problems, then the grant's, then the Skills extension's.
     pub problems: Vec<Problem>,
+    /// The MCP Skills extension's view of the catalog (SEP-2640).
+    pub skills_door: SkillsDoor,
     /// Where each skill's files start in the one list `resources/list`
     /// pages through (skills by name, files by path).
     file_offsets: Vec<usize>,
@@ -58,6 +63,8 @@ impl Served {
             .collect();
         let mut problems = catalog.problems.clone();
         problems.extend(grant.problems(&catalog));
+        let (skills_door, door_problems) = SkillsDoor::boot(&catalog);
+        problems.extend(door_problems);
         let mut file_offsets = Vec::with_capacity(catalog.skills.len());
         let mut total = 0;
         for s in &catalog.skills {
@@ -71,6 +78,7 @@ impl Served {
             interpreters,
             scripts,
             problems,
+            skills_door,
             file_offsets,
         }
     }
@@ -303,15 +311,22 @@ impl Served {
         let (skill, _) = self
             .skill(&name)
             .map_err(|m| McpError::resource_not_found(m, None))?;
-        let f = bundle::read_one(&skill.dir, &path)
-            .map_err(|e| McpError::resource_not_found(e.to_string(), None))?;
-        let meta = f.truncation_note().map(|note| {
-            let mut m = serde_json::Map::new();
+        let (f, stale) = bundle::read_one_with(&skill.dir, &path, |meta| {
+            self.skills_door
+                .stale_note(&self.catalog, &name, &path, meta)
+        })
+        .map_err(|e| McpError::resource_not_found(e.to_string(), None))?;
+        let mut m = serde_json::Map::new();
+        if let Some(note) = f.truncation_note() {
             m.insert("skill-mcp/truncated".into(), true.into());
             m.insert("skill-mcp/size".into(), f.size.into());
             m.insert("skill-mcp/note".into(), note.into());
-            MetaObject(m)
-        });
+        }
+        if let Some(note) = stale {
+            m.insert("skill-mcp/changed".into(), true.into());
+            m.insert("skill-mcp/changedNote".into(), note.into());
+        }
+        let meta = (!m.is_empty()).then_some(MetaObject(m));
         let uri = uri_text.to_owned();
         let mime = Some(f.media_type.to_owned());
         let contents = match f.encoding {
@@ -346,7 +361,7 @@ fn file_entry(f: bundle::Served) -> FileEntryOut {
 
 /// A list cursor is the decimal offset of the page's first item; anything
 /// else is an invalid-params error (READ-011).
-fn parse_cursor(cursor: Option<&str>, len: usize) -> Result<usize, McpError> {
+pub(crate) fn parse_cursor(cursor: Option<&str>, len: usize) -> Result<usize, McpError> {
     match cursor {
         None => Ok(0),
         Some(c) => c
@@ -555,7 +570,14 @@ impl SkillServer {
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for SkillServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_prompts().enable_resources().build())
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_prompts()
+                .enable_resources()
+                .enable_skills_with_directory_read()
+                .build(),
+        )
             .with_server_info(Implementation::new("skill-mcp", env!("CARGO_PKG_VERSION")))
             .with_instructions(
                 "Serves Agent Skills. Call skill_list to see them, skill_load to read one's instructions, \
@@ -599,6 +621,45 @@ impl ServerHandler for SkillServer {
                 .with_title("A file bundled by a skill")
                 .with_description("Any file of a served skill; path is relative to the skill's directory, percent-encoded per segment."),
         ]))
+    }
+
+    async fn list_skills(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _: RequestContext<RoleServer>,
+    ) -> Result<ListSkillsResult, McpError> {
+        let served = Arc::clone(&self.served);
+        tokio::task::spawn_blocking(move || {
+            served.skills_door.list(
+                &served.catalog,
+                request.as_ref().and_then(|r| r.cursor.as_deref()),
+            )
+        })
+        .await
+        .map_err(|e| McpError::internal_error(format!("skills/list could not finish: {e}"), None))?
+    }
+
+    async fn get_skill(
+        &self,
+        request: GetSkillRequestParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<GetSkillResult, McpError> {
+        let served = Arc::clone(&self.served);
+        tokio::task::spawn_blocking(move || served.skills_door.get(&served.catalog, &request.uri))
+            .await
+            .map_err(|e| {
+                McpError::internal_error(format!("skills/get could not finish: {e}"), None)
+            })?
+    }
+
+    async fn read_resource_directory(
+        &self,
+        request: ReadResourceDirectoryRequestParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceDirectoryResult, McpError> {
+        self.served
+            .skills_door
+            .directory(&self.served.catalog, &request.uri)
     }
 
     async fn read_resource(
