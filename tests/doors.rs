@@ -71,5 +71,52 @@ fn prompts_and_resources_are_second_doors_onto_the_tools() {
         .map(|s| s["files"].as_u64().unwrap())
         .sum();
     assert_eq!(seen as u64, manifest_total);
+
+    // The Skills extension lists the same skills with the same manifests,
+    // under the same URIs resources/list gives.
+    let by_name: std::collections::HashMap<String, String> = resources["result"]["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["name"].as_str().unwrap().to_owned(),
+                r["uri"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    let ext = s.request("skills/list", json!({}));
+    let ext_skills = ext["result"]["skills"].as_array().unwrap();
+    assert_eq!(ext_skills.len(), names(&list).len());
+    for (entry, name) in ext_skills.iter().zip(names(&list)) {
+        assert_eq!(entry["frontmatter"]["name"], name.as_str());
+        let load = s.tool("skill_load", json!({"name": name}));
+        let manifest: Vec<(String, u64)> = entry["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                (
+                    r["uri"].as_str().unwrap().to_owned(),
+                    r["size"].as_u64().unwrap(),
+                )
+            })
+            .collect();
+        let files: Vec<(String, u64)> = load["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                (
+                    by_name[&format!("{name}/{}", f["path"].as_str().unwrap())].clone(),
+                    f["size"].as_u64().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            manifest, files,
+            "{name}: the Skills extension's manifest is skill_load's"
+        );
+    }
     s.finish();
 }
