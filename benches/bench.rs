@@ -1,0 +1,2 @@
+//! Placeholder replaced by the benchmark program (issue "Benchmarks").
+fn main() {}
