@@ -9,6 +9,7 @@
 
 pub mod bundle;
 pub mod catalog;
+pub mod check;
 pub mod config;
 pub mod declaration;
 pub mod fence;
