@@ -1,10 +1,14 @@
 //! The `skill-mcp` binary: with no arguments it serves over stdio, so an
-//! MCP client's configuration stays just `skill-mcp`.
+//! MCP client's configuration stays just `skill-mcp`; `skill-mcp check`
+//! shows an author what that server would see (spec CHECK-*).
 
+use std::io::IsTerminal;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{Args, CommandFactory, Parser, Subcommand};
 use rmcp::ServiceExt;
+use skill_mcp::check;
 use skill_mcp::config::{self, Config};
 use skill_mcp::server::{Served, SkillServer};
 
@@ -12,12 +16,44 @@ use skill_mcp::server::{Served, SkillServer};
 ///
 /// Roots come from MCP_SKILLS_PATH, else SKILLS_DIR (both ":"-separated),
 /// else the bundled skills/ directory. MCP_SKILL_RUN narrows what may run.
+/// With no command, serves.
 #[derive(Parser)]
 #[command(name = "skill-mcp", version, about)]
-struct Cli {}
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve over stdio (what `skill-mcp` with no command does).
+    Serve,
+    /// See what the server would see: the skills it would serve, which
+    /// scripts may run, and every problem with its location.
+    #[command(
+        after_help = "Exit status: 0 when nothing is refused, 1 when something is \
+(or, with --strict, when anything is warned), 2 on a usage error."
+    )]
+    Check(CheckArgs),
+}
+
+#[derive(Args)]
+struct CheckArgs {
+    /// Roots to check, each read as SKILLS_DIR would read it [default: the
+    /// roots the server would use]
+    #[arg(value_name = "DIR")]
+    dirs: Vec<PathBuf>,
+    /// How to print the report
+    #[arg(long, value_enum, default_value_t = check::Format::Text)]
+    format: check::Format,
+    /// Fail on Agent Skills spec warnings too, not only on problems
+    #[arg(long)]
+    strict: bool,
+}
 
 fn main() -> ExitCode {
-    let _cli = Cli::parse();
+    // Usage errors exit 2, --help and --version 0 (clap's conventions).
+    let cli = Cli::parse();
     // stdout is the protocol channel; every log line goes to stderr.
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
@@ -27,6 +63,56 @@ fn main() -> ExitCode {
                 .unwrap_or_else(|_| "warn".into()),
         )
         .init();
+    match cli.command {
+        None | Some(Command::Serve) => serve_blocking(),
+        Some(Command::Check(args)) => run_check(args),
+    }
+}
+
+/// `skill-mcp check` (spec CHECK-001): the server's own configuration,
+/// with the DIR arguments as its roots when given.
+fn run_check(args: CheckArgs) -> ExitCode {
+    let cwd = std::env::current_dir().ok();
+    let config = match check::with_dirs(
+        Config::from_process(config::default_skills_dir()),
+        &args.dirs,
+        cwd.as_deref(),
+    ) {
+        Ok(c) => c,
+        // A usage error, said and exited (status 2) the way clap does.
+        Err(e) => Cli::command()
+            .error(clap::error::ErrorKind::InvalidValue, e)
+            .exit(),
+    };
+    let stdout = std::io::stdout();
+    let options = check::Options {
+        format: args.format,
+        strict: args.strict,
+        color: check::use_color(
+            stdout.is_terminal(),
+            config.var("NO_COLOR"),
+            config.var("TERM"),
+        ),
+        // Paths are shown as a compiler shows them: relative to where the
+        // command was run — its real path (the catalog reports real paths)
+        // and as given (roots are reported as configured).
+        bases: cwd
+            .iter()
+            .flat_map(|d| [std::fs::canonicalize(d).ok(), Some(d.clone())])
+            .flatten()
+            .collect(),
+    };
+    match check::run(config, &options, &mut stdout.lock()) {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::from(1),
+        Err(e) => {
+            eprintln!("skill-mcp check: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn serve_blocking() -> ExitCode {
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
