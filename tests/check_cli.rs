@@ -1,0 +1,544 @@
+//! `skill-mcp check` from the outside (spec CHECK-*): the built binary, run
+//! over the fixture trees in tests/fixtures/check/ — a corpus laid out like
+//! the public anthropics/skills repository, a broken tree and a tree that
+//! only earns warnings — plus what git cannot hold, generated here.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_skill-mcp");
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(ROOT).join("tests/fixtures/check").join(name)
+}
+
+/// A directory holding a stand-in `node`, so which scripts are runnable
+/// does not depend on the machine running the tests.
+fn fake_path() -> tempfile::TempDir {
+    use std::os::unix::fs::PermissionsExt;
+    let bin = tempfile::tempdir().unwrap();
+    let node = bin.path().join("node");
+    std::fs::write(&node, "#!/bin/sh\nexit 0\n").unwrap();
+    std::fs::set_permissions(&node, std::fs::Permissions::from_mode(0o755)).unwrap();
+    bin
+}
+
+/// Runs `skill-mcp <args>` in `cwd` with exactly `env` (and a PATH holding
+/// only the stand-in node).
+fn run_in(cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let bin = fake_path();
+    let mut cmd = Command::new(BIN);
+    cmd.env_clear()
+        .env("PATH", bin.path())
+        .current_dir(cwd)
+        .args(args);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("skill-mcp runs")
+}
+
+fn run(args: &[&str]) -> Output {
+    run_in(Path::new(ROOT), args, &[])
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).expect("UTF-8 output")
+}
+
+fn code(o: &Output) -> i32 {
+    o.status.code().expect("exited")
+}
+
+/// Copies a fixture tree into a fresh temporary directory.
+fn copy_tree(from: &Path, to: &Path) {
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            std::fs::create_dir_all(&target).unwrap();
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// The broken tree, plus what git cannot hold: a symlink leading out of
+/// the root, and a SKILL.md that is not UTF-8.
+fn broken_tree() -> (tempfile::TempDir, tempfile::TempDir) {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_tree(&fixture("broken"), tmp.path());
+    let outside = tempfile::tempdir().unwrap();
+    common::skill(outside.path(), "elsewhere");
+    std::os::unix::fs::symlink(outside.path().join("elsewhere"), tmp.path().join("escape"))
+        .unwrap();
+    std::fs::create_dir(tmp.path().join("latin1")).unwrap();
+    std::fs::write(
+        tmp.path().join("latin1/SKILL.md"),
+        b"---\nname: latin1\ndescription: caf\xe9\n---\n",
+    )
+    .unwrap();
+    (tmp, outside)
+}
+
+// CHECK-001, CHECK-004 — the bundled skills pass with the server's own roots.
+#[test]
+fn the_bundled_skills_pass() {
+    let o = run(&["check"]);
+    let out = stdout(&o);
+    assert_eq!(code(&o), 0, "{out}");
+    assert!(out.contains("roots (default): skills"), "{out}");
+    assert!(
+        out.contains("served skill-mcp-demo: 3 files,")
+            && out.contains("runnable: scripts/report.js"),
+        "{out}"
+    );
+    assert!(out.contains("check passed: 1 skill served; 0 errors, 0 warnings"));
+}
+
+// CHECK-001 — with no DIR the roots are the server's: SKILLS_DIR here.
+#[test]
+fn with_no_dir_the_roots_are_the_servers() {
+    let o = run_in(
+        Path::new(ROOT),
+        &["check"],
+        &[("SKILLS_DIR", "tests/fixtures/check/anthropic-like/skills")],
+    );
+    let out = stdout(&o);
+    assert_eq!(code(&o), 0, "{out}");
+    assert!(
+        out.contains("roots (SKILLS_DIR): tests/fixtures/check/anthropic-like/skills"),
+        "{out}"
+    );
+    assert!(out.contains("check passed: 5 skills served"), "{out}");
+}
+
+// CHECK-001, CHECK-002 — the anthropics/skills layout, as the server sees it:
+// from its skills/ directory everything passes; from the repository root,
+// the server also meets spec/ (no SKILL.md) and template/ (served under its
+// directory name, unlike its frontmatter's), and says so.
+#[test]
+fn an_anthropics_skills_layout() {
+    let o = run(&["check", "tests/fixtures/check/anthropic-like/skills"]);
+    let out = stdout(&o);
+    assert_eq!(code(&o), 0, "{out}");
+    for name in [
+        "algorithmic-art",
+        "brand-guidelines",
+        "mcp-builder",
+        "pdf",
+        "webapp-testing",
+    ] {
+        assert!(out.contains(&format!("served {name}: ")), "{name}: {out}");
+    }
+    assert!(
+        out.contains(
+            "served webapp-testing: 5 files, 3.1 KiB; runnable: scripts/wait_for_port.js; unavailable: scripts/with_server.py (declares the interpreter \"python3\""
+        ),
+        "{out}"
+    );
+    assert!(out.contains("served pdf: 6 files, 2.1 KiB; no scripts declared"));
+
+    let o = run(&["check", "tests/fixtures/check/anthropic-like"]);
+    let out = stdout(&o);
+    assert_eq!(code(&o), 1, "{out}");
+    assert!(
+        out.contains("tests/fixtures/check/anthropic-like/spec: error[no-skill-md]: "),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "tests/fixtures/check/anthropic-like/template/SKILL.md: error[name-mismatch]: frontmatter names it \"template-skill\""
+        ),
+        "{out}"
+    );
+    assert!(out.contains("served template: 1 file"), "{out}");
+}
+
+// CHECK-002 — the text report for that corpus, line for line (it is the
+// README's sample).
+#[cfg(not(feature = "python3"))]
+#[test]
+fn the_text_report_of_the_corpus() {
+    let o = run(&["check", "tests/fixtures/check/anthropic-like"]);
+    insta::assert_snapshot!("anthropic_like_text", stdout(&o));
+}
+
+// CHECK-003, CHECK-004 — every problem of the broken tree, with its
+// location, the offending line and a caret where it has a position; exit 1.
+#[test]
+fn a_broken_tree_prints_each_problem_with_its_location() {
+    let (tmp, _outside) = broken_tree();
+    let root = std::fs::canonicalize(tmp.path()).unwrap();
+    let o = run_in(&root, &["check", "."], &[]);
+    let out = stdout(&o);
+    assert_eq!(code(&o), 1, "{out}");
+    for want in [
+        "notes: error[no-skill-md]: no SKILL.md in this directory",
+        "alias/SKILL.md:3:14: error[malformed-frontmatter]: SKILL.md frontmatter uses a YAML anchor, which is refused\n  |\n3 | description: &desc Uses a YAML anchor, which the strict reader refuses.\n  |              ^\n",
+        "bad-yaml/SKILL.md:3:14: error[malformed-frontmatter]: SKILL.md frontmatter is not valid YAML: ",
+        "3 | description: \"a description whose quote never closes\n  |              ^\n",
+        "bad-block/SKILL.md:9:6: error[declaration]: the \"mcp-host\" block does not parse, so it is ignored: ",
+        "9 |      timeout: 30\n  |      ^\n",
+        "future-version/SKILL.md:5:12: error[declaration]: \"mcp-host\" declares major version 2",
+        "5 |   version: 2\n  |            ^\n",
+        "unknown-key/SKILL.md:4:7: error[declaration]: unknown frontmatter key \"tags\" (ignored)\n  |\n4 | tags: [demo, fixtures]\n  |       ^\n",
+        "missing-script/SKILL.md: error[declared-script-missing]: declares \"scripts/gone.js\"",
+        "renamed/SKILL.md: error[name-mismatch]: frontmatter names it \"renamed-skill\"",
+        "unclosed/SKILL.md: error[malformed-frontmatter]: SKILL.md frontmatter is never closed",
+        "escape: error[symlink-escape]: ",
+        "latin1/SKILL.md: error[unreadable-skill-md]: SKILL.md is not valid UTF-8",
+        "Loud_Name/SKILL.md: error[skills-extension]: ",
+        "no-description/SKILL.md: error[skills-extension]: ",
+    ] {
+        assert!(out.contains(want), "missing {want:?} in\n{out}");
+    }
+    // The position is said once, by the location, not again in the message.
+    assert!(!out.contains("(line 3, column 14)"), "{out}");
+    // One bad skill costs only itself.
+    assert!(out.contains("served good: 1 file"), "{out}");
+    assert!(
+        out.contains("served missing-script: 1 file, 189 B; unavailable: scripts/gone.js (declared, but it is not a file in this skill)"),
+        "{out}"
+    );
+    // What the skills door already refused is not warned again.
+    assert!(!out.contains("warning["), "{out}");
+}
+
+// CHECK-007 — the JSON report, pinned as printed (field order and all);
+// temporary paths replaced.
+#[test]
+fn the_json_report_of_the_broken_tree() {
+    let (tmp, outside) = broken_tree();
+    let root = std::fs::canonicalize(tmp.path()).unwrap();
+    let o = run_in(
+        &root,
+        &["check", "--format", "json", root.to_str().unwrap()],
+        &[],
+    );
+    assert_eq!(code(&o), 1);
+    let mut json = stdout(&o);
+    for (path, label) in [
+        (root.clone(), "[ROOT]"),
+        (std::fs::canonicalize(outside.path()).unwrap(), "[OUTSIDE]"),
+    ] {
+        json = json.replace(&*path.to_string_lossy(), label);
+    }
+    let v: Value = serde_json::from_str(&json).expect("one JSON document");
+    assert_eq!(
+        (v["format"].clone(), v["passed"].clone()),
+        (1.into(), false.into())
+    );
+    insta::assert_snapshot!("broken_json", json);
+}
+
+// CHECK-004, CHECK-016 — usage errors exit 2; --help and --version exit 0.
+#[test]
+fn usage_errors_exit_2() {
+    for args in [
+        &["check", "--format", "yaml"][..],
+        &["check", "--bogus"],
+        &["check", ""],
+        &["frobnicate"],
+        &["--bogus"],
+    ] {
+        let o = run(args);
+        assert_eq!(
+            code(&o),
+            2,
+            "{args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(o.stdout.is_empty(), "{args:?}");
+        assert!(!o.stderr.is_empty(), "{args:?}");
+    }
+}
+
+#[test]
+fn help_and_version_follow_cli_conventions() {
+    let o = run(&["--help"]);
+    assert_eq!(code(&o), 0);
+    let out = stdout(&o);
+    assert!(out.contains("Usage: skill-mcp [COMMAND]"), "{out}");
+    assert!(out.contains("check") && out.contains("serve"), "{out}");
+    let o = run(&["check", "--help"]);
+    assert_eq!(code(&o), 0);
+    let out = stdout(&o);
+    assert!(
+        out.contains("Usage: skill-mcp check [OPTIONS] [DIR]..."),
+        "{out}"
+    );
+    assert!(
+        out.contains("--strict") && out.contains("--format"),
+        "{out}"
+    );
+    assert!(out.contains("Exit status: 0"), "{out}");
+    let o = run(&["--version"]);
+    assert_eq!(code(&o), 0);
+    assert_eq!(
+        stdout(&o).trim(),
+        format!("skill-mcp {}", env!("CARGO_PKG_VERSION"))
+    );
+}
+
+// CHECK-016 — with no arguments (and with `serve`) it is the MCP server.
+#[test]
+fn no_arguments_still_serves() {
+    let mut s = common::Session::start(Path::new(BIN), &[]);
+    let list = s.tool("skill_list", serde_json::json!({}));
+    assert_eq!(common::names(&list), ["skill-mcp-demo"]);
+    assert!(s.finish().success());
+
+    use std::io::{BufRead, BufReader, Write};
+    let mut child = Command::new(BIN)
+        .arg("serve")
+        .env_clear()
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":"2025-11-25","capabilities":{{}},"clientInfo":{{"name":"t","version":"0"}}}}}}"#
+    )
+    .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let v: Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(v["result"]["serverInfo"]["name"], "skill-mcp", "{line}");
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+}
+
+// CHECK-013 — warnings pass, unless --strict.
+#[test]
+fn strict_turns_warnings_into_failures() {
+    let o = run(&["check", "tests/fixtures/check/warnings"]);
+    let out = stdout(&o);
+    assert_eq!(code(&o), 0, "{out}");
+    assert!(
+        out.contains("check passed: 3 skills served; 0 errors, 5 warnings"),
+        "{out}"
+    );
+    let o = run(&["check", "--strict", "tests/fixtures/check/warnings"]);
+    let out = stdout(&o);
+    assert_eq!(code(&o), 1, "{out}");
+    assert!(
+        out.contains("check failed: 3 skills served; 0 errors, 5 warnings (--strict: warnings fail the check)"),
+        "{out}"
+    );
+    let o = run(&[
+        "check",
+        "--strict",
+        "--format",
+        "json",
+        "tests/fixtures/check/warnings",
+    ]);
+    assert_eq!(code(&o), 1);
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(
+        (v["strict"].clone(), v["passed"].clone()),
+        (true.into(), false.into())
+    );
+    assert_eq!(v["counts"]["warnings"], 5);
+}
+
+// CHECK-008..CHECK-012 — each Agent Skills warning, with its position.
+#[test]
+fn the_agent_skills_warnings() {
+    let o = run(&["check", "tests/fixtures/check/warnings"]);
+    let out = stdout(&o);
+    let w = "tests/fixtures/check/warnings";
+    for want in [
+        format!(
+            "{w}/long-body/SKILL.md:505:1: warning[agentskills-body]: the SKILL.md body is 523 lines"
+        ),
+        format!(
+            "{w}/long-fields/SKILL.md:3:14: warning[agentskills-description]: \"description\" is 1139 characters"
+        ),
+        format!(
+            "{w}/long-fields/SKILL.md:4:16: warning[agentskills-compatibility]: \"compatibility\" is 714 characters"
+        ),
+        format!(
+            "{w}/metadata-numbers/SKILL.md:6:12: warning[agentskills-metadata]: \"metadata.version\" is a number"
+        ),
+        "6 |   version: 1.0\n  |            ^\n".to_owned(),
+        format!(
+            "{w}/metadata-numbers/SKILL.md:7:9: warning[agentskills-metadata]: \"metadata.tags\" is a list"
+        ),
+    ] {
+        assert!(out.contains(&want), "missing {want:?} in\n{out}");
+    }
+}
+
+// CHECK-014 — the server itself reports none of those warnings.
+#[test]
+fn warnings_never_enter_the_servers_problems() {
+    let dir = fixture("warnings");
+    let mut s = common::Session::start(Path::new(BIN), &[("SKILLS_DIR", dir.to_str().unwrap())]);
+    let list = s.tool("skill_list", serde_json::json!({}));
+    assert_eq!(list["problems"], serde_json::json!([]), "{list}");
+    assert_eq!(common::names(&list).len(), 3);
+}
+
+// CHECK-005 — no escape codes when stdout is not a terminal, NO_COLOR or not.
+#[test]
+fn no_escape_codes_off_a_terminal() {
+    for env in [&[][..], &[("NO_COLOR", "1")], &[("TERM", "xterm-256color")]] {
+        for args in [
+            &["check", "tests/fixtures/check/broken"][..],
+            &["check", "--format", "json", "tests/fixtures/check/broken"],
+        ] {
+            let o = run_in(Path::new(ROOT), args, env);
+            assert!(!o.stdout.contains(&0x1b), "{env:?} {args:?}");
+        }
+    }
+}
+
+// CHECK-005 — on a terminal there is colour, and NO_COLOR removes it. A
+// terminal is made with util-linux `script`; where it is missing the case
+// is skipped (the decision itself is unit-tested in src/check.rs).
+#[test]
+fn colour_on_a_terminal_unless_no_color() {
+    let has_script = Command::new("script")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !has_script || !cfg!(target_os = "linux") {
+        eprintln!("skipped: no util-linux `script` to give the check a terminal");
+        return;
+    }
+    let under_tty = |env: &[(&str, &str)]| {
+        let line = format!("{BIN} check tests/fixtures/check/broken");
+        let mut cmd = Command::new("script");
+        cmd.env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("TERM", "xterm-256color")
+            .current_dir(ROOT)
+            .args(["-qec", &line, "/dev/null"]);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        cmd.output().expect("script runs")
+    };
+    let o = under_tty(&[]);
+    assert!(
+        o.stdout.contains(&0x1b),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    let o = under_tty(&[("NO_COLOR", "1")]);
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("error[no-skill-md]"),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    assert!(
+        !o.stdout.contains(&0x1b),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    let o = under_tty(&[("TERM", "dumb")]);
+    assert!(!o.stdout.contains(&0x1b));
+}
+
+// CHECK-006 — a name built to drive the terminal is printed inert.
+#[test]
+fn untrusted_names_cannot_drive_the_terminal() {
+    let tmp = tempfile::tempdir().unwrap();
+    common::skill(tmp.path(), "ok");
+    let evil = "evil\u{1b}[2J\u{1b}]0;pwned\u{7}\u{202e}name";
+    common::skill(tmp.path(), evil);
+    let o = run_in(tmp.path(), &["check", "."], &[]);
+    let out = stdout(&o);
+    assert_eq!(code(&o), 1, "{out}");
+    assert!(out.contains("error[unusable-name]"), "{out}");
+    assert!(!out.contains('\u{1b}') && !out.contains('\u{7}') && !out.contains('\u{202e}'));
+}
+
+// CHECK-015 — an empty tree passes with a warning, and fails with --strict.
+#[test]
+fn no_skills_is_a_warning() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = run_in(tmp.path(), &["check", "."], &[]);
+    let out = stdout(&o);
+    assert_eq!(code(&o), 0, "{out}");
+    assert!(
+        out.contains(": warning[no-skills]: no skill was found"),
+        "{out}"
+    );
+    let o = run_in(tmp.path(), &["check", "--strict", "."], &[]);
+    assert_eq!(code(&o), 1);
+}
+
+// CHECK-001 — the grant and the hosted markers are the environment's, as
+// the server's are: a script becomes ungranted, a broken grant fails.
+#[test]
+fn the_grant_is_the_environments() {
+    let dir = "tests/fixtures/check/anthropic-like/skills";
+    let o = run_in(Path::new(ROOT), &["check", dir], &[("MCP_SKILL_RUN", "[]")]);
+    let out = stdout(&o);
+    assert_eq!(code(&o), 0, "{out}");
+    assert!(out.contains("grant: MCP_SKILL_RUN"), "{out}");
+    assert!(out.contains("ungranted: scripts/wait_for_port.js"), "{out}");
+    let o = run_in(Path::new(ROOT), &["check", dir], &[("MCP_DATA_DIR", "/x")]);
+    assert!(stdout(&o).contains("grant: hosted-default"));
+    let o = run_in(Path::new(ROOT), &["check", dir], &[("MCP_SKILL_RUN", "{")]);
+    let out = stdout(&o);
+    assert_eq!(code(&o), 1, "{out}");
+    assert!(
+        out.contains("MCP_SKILL_RUN: error[grant]: MCP_SKILL_RUN is not a JSON list"),
+        "{out}"
+    );
+}
+
+// CHECK-017 — the check runs nothing and writes nothing.
+#[test]
+fn the_check_runs_and_writes_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let skill = tmp.path().join("marker");
+    std::fs::create_dir_all(skill.join("scripts")).unwrap();
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\nname: marker\ndescription: d\nmcp-host:\n  version: 1\n  run:\n    - script: scripts/touch.js\n      interpreter: node\n---\n",
+    )
+    .unwrap();
+    std::fs::write(
+        skill.join("scripts/touch.js"),
+        "require('fs').writeFileSync('ran', '')\n",
+    )
+    .unwrap();
+    let before = listing(tmp.path());
+    // A real node, where there is one, so a run would have happened.
+    let mut cmd = Command::new(BIN);
+    cmd.env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .current_dir(tmp.path())
+        .args(["check", "."]);
+    let o = cmd.output().unwrap();
+    assert_eq!(code(&o), 0, "{}", stdout(&o));
+    assert_eq!(listing(tmp.path()), before);
+}
+
+fn listing(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(listing(&p));
+        }
+        out.push(p);
+    }
+    out.sort();
+    out
+}
