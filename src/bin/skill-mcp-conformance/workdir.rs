@@ -327,14 +327,21 @@ fn copy_dir(src: &Path, dst: &Path) -> Result<(), String> {
                 .map_err(|err| format!("cannot create {}: {err}", to.display()))?;
         } else if ft.is_dir() {
             copy_dir(&from, &to)?;
+            // The copy is the case's own work dir: always writable by its
+            // owner, even when the suite is installed read-only (the Nix
+            // store keeps cases at 555/444).
             let _ = fs::set_permissions(
                 &to,
-                fs::Permissions::from_mode(m.permissions().mode() & 0o7777),
+                fs::Permissions::from_mode((m.permissions().mode() & 0o7777) | 0o700),
             );
         } else if ft.is_file() {
             fs::copy(&from, &to).map_err(|err| {
                 format!("cannot copy {} to {}: {err}", from.display(), to.display())
             })?;
+            let _ = fs::set_permissions(
+                &to,
+                fs::Permissions::from_mode((m.permissions().mode() & 0o7777) | 0o600),
+            );
         } else {
             return Err(format!(
                 "{}: only files, directories and symlinks can be in tree/ (use a setup action for others)",
@@ -348,6 +355,21 @@ fn copy_dir(src: &Path, dst: &Path) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_read_only_tree_is_copied_writable() {
+        let src = tempfile::tempdir().unwrap();
+        fs::create_dir(src.path().join("d")).unwrap();
+        fs::write(src.path().join("d/f"), "x").unwrap();
+        fs::set_permissions(src.path().join("d/f"), fs::Permissions::from_mode(0o444)).unwrap();
+        fs::set_permissions(src.path().join("d"), fs::Permissions::from_mode(0o555)).unwrap();
+        let dst = tempfile::tempdir().unwrap();
+        copy_dir(src.path(), &dst.path().join("t")).unwrap();
+        let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&dst.path().join("t/d")), 0o755);
+        assert_eq!(mode(&dst.path().join("t/d/f")), 0o644);
+        fs::set_permissions(src.path().join("d"), fs::Permissions::from_mode(0o755)).unwrap();
+    }
     use std::os::unix::fs::FileTypeExt;
 
     fn rel(s: &str) -> RelPath {
