@@ -43,6 +43,8 @@ pub struct Config {
     pub hosted_markers: Vec<&'static str>,
     /// `MCP_SKILL_RUN` as given, when set and not blank.
     pub grant: Option<String>,
+    /// `SKILL_MCP_WATCH` asks for the opt-in reload mode (`1` or `true`).
+    pub watch: bool,
     /// The whole environment as it was at boot. `run` picks the allowlist
     /// and granted names out of it; nothing else is ever handed on.
     pub env: BTreeMap<OsString, OsString>,
@@ -93,11 +95,15 @@ impl Config {
             .filter(|k| get(k).is_some())
             .collect();
         let grant = non_blank(get("MCP_SKILL_RUN")).map(|v| v.to_string_lossy().into_owned());
+        let watch = get("SKILL_MCP_WATCH")
+            .and_then(|v| v.to_str())
+            .is_some_and(|v| matches!(v.trim(), "1" | "true"));
         Config {
             roots,
             roots_from,
             hosted_markers,
             grant,
+            watch,
             env,
         }
     }

@@ -19,6 +19,8 @@ pub mod interpreters;
 pub mod limits;
 pub mod problem;
 pub mod read;
+pub mod reload;
 pub mod run;
 pub mod server;
 pub mod skills_ext;
+pub mod stdio;

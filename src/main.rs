@@ -11,6 +11,7 @@ use rmcp::ServiceExt;
 use skill_mcp::check;
 use skill_mcp::config::{self, Config};
 use skill_mcp::server::{Served, SkillServer};
+use skill_mcp::{reload, stdio};
 
 /// Serves a directory of Agent Skills over MCP (stdio).
 ///
@@ -22,6 +23,10 @@ use skill_mcp::server::{Served, SkillServer};
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
+    /// Watch the roots and rescan when they change, notifying the client
+    /// (also SKILL_MCP_WATCH=1). Refused when a host started the server.
+    #[arg(long, global = true)]
+    watch: bool,
 }
 
 #[derive(Subcommand)]
@@ -64,7 +69,7 @@ fn main() -> ExitCode {
         )
         .init();
     match cli.command {
-        None | Some(Command::Serve) => serve_blocking(),
+        None | Some(Command::Serve) => serve_blocking(cli.watch),
         Some(Command::Check(args)) => run_check(args),
     }
 }
@@ -112,7 +117,7 @@ fn run_check(args: CheckArgs) -> ExitCode {
     }
 }
 
-fn serve_blocking() -> ExitCode {
+fn serve_blocking(watch: bool) -> ExitCode {
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -124,21 +129,25 @@ fn serve_blocking() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    runtime.block_on(serve())
+    runtime.block_on(serve(watch))
 }
 
-async fn serve() -> ExitCode {
+async fn serve(watch: bool) -> ExitCode {
+    let hangups = reload::listen_for_hangup();
     let config = Config::from_process(config::default_skills_dir());
-    let served = Served::boot(config);
+    let watch = watch || config.watch;
+    let served = Served::boot(config.clone());
     tracing::info!(
         skills = served.catalog.skills.len(),
         problems = served.problems.len(),
         "catalog scanned"
     );
-    let service = match SkillServer::new(served)
-        .serve(rmcp::transport::stdio())
-        .await
-    {
+    let (hangup_tx, hangup_rx) = tokio::sync::watch::channel(false);
+    let server = SkillServer::with_hangup(served, hangup_rx);
+    let live = server.live();
+    // Every client line passes the guard before rmcp sees it (spec WIRE-*).
+    let transport = stdio::guard(tokio::io::stdin(), tokio::io::stdout(), hangup_tx);
+    let service = match server.serve(transport).await {
         Ok(s) => s,
         Err(e) => {
             // A client that hangs up before initializing is not an error
@@ -147,6 +156,7 @@ async fn serve() -> ExitCode {
             return ExitCode::SUCCESS;
         }
     };
+    let _reloader = reload::start(live, config, service.peer().clone(), watch, hangups);
     match service.waiting().await {
         Ok(_) => ExitCode::SUCCESS,
         Err(e) => {

@@ -363,14 +363,36 @@ impl Drop for GroupGuard {
 
 /// The one-at-a-time lock (RUN-011): a second run is refused at once as
 /// busy, never queued, so a waiting caller's budget is never spent waiting.
-#[derive(Default)]
-pub struct RunLock(AsyncMutex<()>);
+pub struct RunLock {
+    held: AsyncMutex<()>,
+    /// Becomes true when the client hangs up: a run in progress is then
+    /// killed at once rather than left to its timeout (RUN-009).
+    hangup: Option<tokio::sync::watch::Receiver<bool>>,
+}
 
 impl RunLock {
+    /// A lock whose runs end when `hangup` turns true.
+    pub fn new(hangup: Option<tokio::sync::watch::Receiver<bool>>) -> RunLock {
+        RunLock {
+            held: AsyncMutex::new(()),
+            hangup,
+        }
+    }
+
     /// Runs `plan` while holding the lock, or refuses as busy.
     pub async fn run(&self, plan: &Plan) -> Result<Outcome, RunError> {
-        let _held = self.0.try_lock().map_err(|_| RunError::Busy)?;
-        execute(plan).await
+        let _held = self.held.try_lock().map_err(|_| RunError::Busy)?;
+        execute(plan, self.hangup.clone()).await
+    }
+}
+
+/// Resolves when the client has hung up; never, without a hangup signal.
+async fn hung_up(hangup: Option<tokio::sync::watch::Receiver<bool>>) {
+    match hangup {
+        Some(mut rx) => {
+            let _ = rx.wait_for(|&h| h).await;
+        }
+        None => std::future::pending().await,
     }
 }
 
@@ -379,7 +401,10 @@ impl RunLock {
 /// group, SIGTERM then SIGKILL to the group on timeout, and a settle on the
 /// process exiting plus a short drain under a hard deadline — never on the
 /// pipes closing, which a detached grandchild could hold open for ever.
-pub async fn execute(plan: &Plan) -> Result<Outcome, RunError> {
+pub async fn execute(
+    plan: &Plan,
+    hangup: Option<tokio::sync::watch::Receiver<bool>>,
+) -> Result<Outcome, RunError> {
     // The fence again, at run time: the preview's check is not this run's.
     let (real, _) = fence::resolve(&plan.cwd, &plan.script).map_err(RunError::Fence)?;
     if real.to_string_lossy() != plan.argv[1] {
@@ -421,7 +446,15 @@ pub async fn execute(plan: &Plan) -> Result<Outcome, RunError> {
         }
     };
     let mut timed_out = false;
-    let status = match tokio::time::timeout(timeout, child.wait()).await {
+    let waited = tokio::select! {
+        status = tokio::time::timeout(timeout, child.wait()) => status,
+        () = hung_up(hangup) => {
+            // Nobody will read the answer: end the run now.
+            signal_group(Signal::SIGKILL);
+            Ok(child.wait().await)
+        }
+    };
+    let status = match waited {
         Ok(status) => status.ok(),
         Err(_) => {
             timed_out = true;

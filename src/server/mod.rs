@@ -28,6 +28,7 @@ use crate::grant::{self, Grant, Scripts};
 use crate::interpreters::Interpreters;
 use crate::limits::{LIST_PAGE_SIZE, MAX_BODY_BYTES};
 use crate::problem::Problem;
+use crate::reload::{self, Live};
 use crate::run::{self, RunLock};
 use crate::skills_ext::SkillsDoor;
 use shapes::*;
@@ -45,6 +46,10 @@ pub struct Served {
     pub problems: Vec<Problem>,
     /// The MCP Skills extension's view of the catalog (SEP-2640).
     pub skills_door: SkillsDoor,
+    /// 1 for the boot scan, one more for each rescan swapped in.
+    pub generation: u64,
+    /// When this snapshot's scan started.
+    pub scanned_at: std::time::SystemTime,
     /// Where each skill's files start in the one list `resources/list`
     /// pages through (skills by name, files by path).
     file_offsets: Vec<usize>,
@@ -53,6 +58,12 @@ pub struct Served {
 impl Served {
     /// Scans the catalog and applies the grant: the one boot-time pass.
     pub fn boot(config: Config) -> Served {
+        Served::boot_generation(config, 1)
+    }
+
+    /// A scan numbered `generation` (reload's rescans are 2, 3, …).
+    pub fn boot_generation(config: Config, generation: u64) -> Served {
+        let scanned_at = std::time::SystemTime::now();
         let catalog = catalog::scan(&config);
         let grant = Grant::from_config(&config);
         let interpreters = Interpreters::resolve(config.var("PATH"));
@@ -79,6 +90,8 @@ impl Served {
             scripts,
             problems,
             skills_door,
+            generation,
+            scanned_at,
             file_offsets,
         }
     }
@@ -141,6 +154,9 @@ impl Served {
             grant_from: self.grant.from,
             grant_note: self.grant.note().map(str::to_owned),
             grant_error: self.grant.error.clone(),
+            generation: self.generation,
+            scanned_at: reload::rfc3339(self.scanned_at),
+            reload_refused: None,
             skills,
             problems: self.problems.clone(),
         }
@@ -400,16 +416,28 @@ fn floor_char_boundary(s: &str, max: usize) -> usize {
 /// The rmcp server: the tool router over the boot-time state.
 #[derive(Clone)]
 pub struct SkillServer {
-    served: Arc<Served>,
+    live: Arc<Live>,
     run_lock: Arc<RunLock>,
     tool_router: ToolRouter<SkillServer>,
 }
 
 impl SkillServer {
+    /// The live snapshot holder, for reloading.
+    pub fn live(&self) -> Arc<Live> {
+        Arc::clone(&self.live)
+    }
+
+    /// A server whose runs end when `hangup` turns true (the client left).
+    pub fn with_hangup(served: Served, hangup: tokio::sync::watch::Receiver<bool>) -> SkillServer {
+        let mut s = SkillServer::new(served);
+        s.run_lock = Arc::new(RunLock::new(Some(hangup)));
+        s
+    }
+
     pub fn new(served: Served) -> SkillServer {
         SkillServer {
-            served: Arc::new(served),
-            run_lock: Arc::default(),
+            live: Arc::new(Live::new(served)),
+            run_lock: Arc::new(RunLock::new(None)),
             tool_router: Self::tool_router(),
         }
     }
@@ -498,7 +526,10 @@ impl SkillServer {
         )
     )]
     async fn skill_list(&self) -> Json<SkillList> {
-        Json(self.served.list())
+        let served = self.live.current();
+        let mut list = served.list();
+        list.reload_refused = self.live.refused();
+        Json(list)
     }
 
     /// Load one skill's SKILL.md instructions verbatim, plus a manifest of the files it bundles. Referenced
@@ -517,7 +548,7 @@ impl SkillServer {
         &self,
         Parameters(args): Parameters<NameArgs>,
     ) -> Result<Json<SkillLoad>, String> {
-        self.served.load(&args.name).map(Json)
+        self.live.current().load(&args.name).map(Json)
     }
 
     /// Read files a skill bundles: "path" for one, or "paths" for up to 8 in one call (a SKILL.md usually
@@ -538,7 +569,7 @@ impl SkillServer {
         &self,
         Parameters(args): Parameters<FileArgs>,
     ) -> Result<Json<FileRead>, String> {
-        let served = Arc::clone(&self.served);
+        let served = self.live.current();
         tokio::task::spawn_blocking(move || served.file(args))
             .await
             .map_err(|e| format!("the read could not finish: {e}"))?
@@ -563,7 +594,8 @@ impl SkillServer {
         &self,
         Parameters(args): Parameters<RunArgs>,
     ) -> Result<Json<RunAnswer>, String> {
-        self.served.run(&self.run_lock, args).await.map(Json)
+        let served = self.live.current();
+        served.run(&self.run_lock, args).await.map(Json)
     }
 }
 
@@ -574,7 +606,9 @@ impl ServerHandler for SkillServer {
             ServerCapabilities::builder()
                 .enable_tools()
                 .enable_prompts()
+                .enable_prompts_list_changed()
                 .enable_resources()
+                .enable_resources_list_changed()
                 .enable_skills_with_directory_read()
                 .build(),
         )
@@ -590,7 +624,8 @@ impl ServerHandler for SkillServer {
         request: Option<PaginatedRequestParams>,
         _: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
-        self.served
+        self.live
+            .current()
             .prompts_page(request.as_ref().and_then(|r| r.cursor.as_deref()))
     }
 
@@ -599,7 +634,7 @@ impl ServerHandler for SkillServer {
         request: GetPromptRequestParams,
         _: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
-        self.served.prompt(&request.name).map(Into::into)
+        self.live.current().prompt(&request.name).map(Into::into)
     }
 
     async fn list_resources(
@@ -607,7 +642,8 @@ impl ServerHandler for SkillServer {
         request: Option<PaginatedRequestParams>,
         _: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        self.served
+        self.live
+            .current()
             .resources_page(request.as_ref().and_then(|r| r.cursor.as_deref()))
     }
 
@@ -628,7 +664,7 @@ impl ServerHandler for SkillServer {
         request: Option<PaginatedRequestParams>,
         _: RequestContext<RoleServer>,
     ) -> Result<ListSkillsResult, McpError> {
-        let served = Arc::clone(&self.served);
+        let served = self.live.current();
         tokio::task::spawn_blocking(move || {
             served.skills_door.list(
                 &served.catalog,
@@ -644,7 +680,7 @@ impl ServerHandler for SkillServer {
         request: GetSkillRequestParams,
         _: RequestContext<RoleServer>,
     ) -> Result<GetSkillResult, McpError> {
-        let served = Arc::clone(&self.served);
+        let served = self.live.current();
         tokio::task::spawn_blocking(move || served.skills_door.get(&served.catalog, &request.uri))
             .await
             .map_err(|e| {
@@ -657,9 +693,8 @@ impl ServerHandler for SkillServer {
         request: ReadResourceDirectoryRequestParams,
         _: RequestContext<RoleServer>,
     ) -> Result<ReadResourceDirectoryResult, McpError> {
-        self.served
-            .skills_door
-            .directory(&self.served.catalog, &request.uri)
+        let served = self.live.current();
+        served.skills_door.directory(&served.catalog, &request.uri)
     }
 
     async fn read_resource(
@@ -667,7 +702,7 @@ impl ServerHandler for SkillServer {
         request: ReadResourceRequestParams,
         _: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
-        let served = Arc::clone(&self.served);
+        let served = self.live.current();
         tokio::task::spawn_blocking(move || served.read_resource(&request.uri))
             .await
             .map_err(|e| McpError::internal_error(format!("the read could not finish: {e}"), None))?

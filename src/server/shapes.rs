@@ -23,6 +23,13 @@ pub struct SkillList {
     /// Present when `MCP_SKILL_RUN` could not be read.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub grant_error: Option<String>,
+    /// Which scan this is: 1 at boot, one more per rescan swapped in.
+    pub generation: u64,
+    /// When this scan started (RFC 3339, UTC).
+    pub scanned_at: String,
+    /// Why the last rescan was not swapped in, when it was not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reload_refused: Option<String>,
     /// Every skill served, sorted by name.
     pub skills: Vec<SkillSummary>,
     /// Everything that was not served, or was read and ignored.

@@ -1,0 +1,311 @@
+//! Reload without restart — opt-in (spec RELOAD-001..RELOAD-008).
+//!
+//! The design of record scans once at boot and holds the catalog in memory;
+//! that stays the default. `--watch` (or `SKILL_MCP_WATCH=1`) watches the
+//! roots, and `SIGHUP` asks for one rescan in any mode. A rescan builds a
+//! whole new [`Served`] with the same discovery code and swaps it in
+//! atomically: each request works on the snapshot it started with, a run
+//! already going keeps its plan, and the next request sees the new one.
+//! A rescan during which a configured root could not be read is not
+//! swapped in — the old snapshot stays and the refusal is reported — so a
+//! directory vanishing mid-scan never empties the catalog by accident.
+
+use std::collections::hash_map::DefaultHasher;
+use std::hash::{Hash, Hasher};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use crate::config::Config;
+use crate::problem::Reason;
+use crate::server::Served;
+
+/// How long file-system events are gathered before one rescan: a burst of
+/// writes (a `git checkout`, an editor's save dance) becomes one rescan.
+pub const DEBOUNCE: Duration = Duration::from_millis(300);
+
+/// The longest a stream of changes can put off a rescan.
+pub const SETTLE_MAX: Duration = Duration::from_secs(5);
+
+/// The current snapshot and the state of reloading.
+#[derive(Debug)]
+pub struct Live {
+    current: RwLock<Arc<Served>>,
+    /// Why the last rescan was not swapped in, until one is.
+    refused: Mutex<Option<String>>,
+    /// Serializes rescans (a SIGHUP during a watch-triggered rescan waits).
+    rescanning: Mutex<()>,
+}
+
+/// What a swap changed, to decide which notifications to send.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Changed {
+    pub prompts: bool,
+    pub resources: bool,
+}
+
+/// A digest of what `prompts/list` would show.
+fn prompts_fingerprint(s: &Served) -> u64 {
+    let mut h = DefaultHasher::new();
+    for skill in &s.catalog.skills {
+        (&skill.name, &skill.description, &skill.when_to_use).hash(&mut h);
+    }
+    h.finish()
+}
+
+/// A digest of what `resources/list`, `skill_list` and the Skills
+/// extension would show (every file with its size, every declaration, every
+/// problem), so any visible change counts.
+fn resources_fingerprint(s: &Served) -> u64 {
+    let mut h = DefaultHasher::new();
+    for skill in &s.catalog.skills {
+        (
+            &skill.name,
+            &skill.dir,
+            &skill.source,
+            &skill.frontmatter_name,
+        )
+            .hash(&mut h);
+        for f in &skill.files {
+            (&f.path, f.size).hash(&mut h);
+        }
+        format!("{:?}{:?}", skill.declaration, skill.missing_scripts).hash(&mut h);
+    }
+    for p in &s.problems {
+        (&p.path, &p.detail).hash(&mut h);
+    }
+    h.finish()
+}
+
+impl Live {
+    pub fn new(served: Served) -> Live {
+        Live {
+            current: RwLock::new(Arc::new(served)),
+            refused: Mutex::new(None),
+            rescanning: Mutex::new(()),
+        }
+    }
+
+    /// The snapshot a request works on from start to end.
+    pub fn current(&self) -> Arc<Served> {
+        match self.current.read() {
+            Ok(g) => Arc::clone(&g),
+            Err(poisoned) => Arc::clone(&poisoned.into_inner()),
+        }
+    }
+
+    /// Why the last rescan was not swapped in, if it was not.
+    pub fn refused(&self) -> Option<String> {
+        self.refused.lock().ok().and_then(|g| g.clone())
+    }
+
+    /// Scans anew and swaps the result in when it can be trusted and differs
+    /// (RELOAD-002, RELOAD-003). Returns what changed; `None` when nothing
+    /// was swapped.
+    pub fn rescan(&self, config: &Config) -> Option<Changed> {
+        let _one = self.rescanning.lock().ok()?;
+        let old = self.current();
+        let next = Served::boot_generation(config.clone(), old.generation + 1);
+        if let Some(p) = next
+            .problems
+            .iter()
+            .find(|p| p.reason == Reason::RootUnreadable)
+        {
+            let why = format!(
+                "rescan {} was not swapped in: the root {} could not be read ({}); generation {} stays",
+                old.generation + 1,
+                p.path,
+                p.detail,
+                old.generation
+            );
+            tracing::warn!("{why}");
+            if let Ok(mut r) = self.refused.lock() {
+                *r = Some(why);
+            }
+            return None;
+        }
+        if let Ok(mut r) = self.refused.lock() {
+            *r = None;
+        }
+        let changed = Changed {
+            prompts: prompts_fingerprint(&old) != prompts_fingerprint(&next),
+            resources: resources_fingerprint(&old) != resources_fingerprint(&next),
+        };
+        if !changed.prompts && !changed.resources {
+            tracing::info!(generation = old.generation, "rescan found no change");
+            return None;
+        }
+        tracing::info!(
+            generation = next.generation,
+            skills = next.catalog.skills.len(),
+            "catalog swapped"
+        );
+        match self.current.write() {
+            Ok(mut g) => *g = Arc::new(next),
+            Err(poisoned) => *poisoned.into_inner() = Arc::new(next),
+        }
+        Some(changed)
+    }
+}
+
+/// Seconds since the epoch as RFC 3339 UTC (`2026-12-02T17:24:48Z`), for
+/// `scannedAt` without a date crate.
+pub fn rfc3339(t: SystemTime) -> String {
+    let secs = t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()) as i64;
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+/// The reload machinery kept alive for the session: the file watcher, when
+/// watching.
+pub struct Reloader {
+    _watcher: Option<
+        notify_debouncer_full::Debouncer<
+            notify::RecommendedWatcher,
+            notify_debouncer_full::RecommendedCache,
+        >,
+    >,
+}
+
+/// True for file-system events that can change what is served (a read, an
+/// open or an access — ours included — cannot).
+fn matters(kind: &notify::EventKind) -> bool {
+    !matches!(kind, notify::EventKind::Access(_))
+}
+
+/// Takes over SIGHUP. Called first thing at startup, so a SIGHUP that
+/// arrives while the catalog is scanned or the handshake runs is queued
+/// rather than ending the process (SIGHUP's default action).
+pub fn listen_for_hangup() -> Option<tokio::signal::unix::Signal> {
+    tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()).ok()
+}
+
+/// Starts SIGHUP handling (any mode) and, when `watch` is set and no host
+/// started us, a debounced watch of every root (RELOAD-001, RELOAD-004,
+/// RELOAD-006). Each swap that changed something sends
+/// `notifications/prompts/list_changed` and/or
+/// `notifications/resources/list_changed` to `peer`; the tool set never
+/// changes, so `notifications/tools/list_changed` is never sent.
+pub fn start(
+    live: Arc<Live>,
+    config: Config,
+    peer: rmcp::Peer<rmcp::RoleServer>,
+    watch: bool,
+    hangups: Option<tokio::signal::unix::Signal>,
+) -> Reloader {
+    let (tx, mut rx) = tokio::sync::mpsc::channel::<()>(16);
+    let sighup = tx.clone();
+    tokio::spawn(async move {
+        let Some(mut hup) = hangups else {
+            tracing::warn!("SIGHUP cannot be handled here; reload on SIGHUP is off");
+            return;
+        };
+        while hup.recv().await.is_some() {
+            tracing::info!("SIGHUP: rescanning");
+            if sighup.send(()).await.is_err() {
+                break;
+            }
+        }
+    });
+    let watcher = if !watch {
+        None
+    } else if config.hosted() {
+        tracing::warn!(
+            markers = ?config.hosted_markers,
+            "--watch refused: a host started this server (hosted marker set), and hosted skill slots are read-only pinned \
+             dependencies; the catalog stays the boot scan (SIGHUP still rescans)"
+        );
+        None
+    } else {
+        let events = tx.clone();
+        let made = notify_debouncer_full::new_debouncer(
+            DEBOUNCE,
+            None,
+            move |res: notify_debouncer_full::DebounceEventResult| {
+                if let Ok(evs) = res
+                    && evs.iter().any(|e| matters(&e.event.kind))
+                {
+                    let _ = events.try_send(());
+                }
+            },
+        );
+        match made {
+            Ok(mut d) => {
+                for root in &config.roots {
+                    if let Err(e) = d.watch(root, notify::RecursiveMode::Recursive) {
+                        tracing::warn!(root = %root.display(), error = %e, "cannot watch this root");
+                    }
+                }
+                tracing::info!(roots = config.roots.len(), "watching the roots for changes");
+                Some(d)
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot start the file watcher; the catalog stays the boot scan");
+                None
+            }
+        }
+    };
+    tokio::spawn(async move {
+        while rx.recv().await.is_some() {
+            // Trailing-edge debounce on top of the watcher's: wait until the
+            // tree has been quiet for DEBOUNCE (at most SETTLE_MAX), so a
+            // slow burst of writes is one rescan, not one per quiet gap.
+            let start = tokio::time::Instant::now();
+            loop {
+                tokio::time::sleep(DEBOUNCE).await;
+                let mut more = false;
+                while rx.try_recv().is_ok() {
+                    more = true;
+                }
+                if !more || start.elapsed() >= SETTLE_MAX {
+                    break;
+                }
+            }
+            let (l, c) = (Arc::clone(&live), config.clone());
+            let Ok(changed) = tokio::task::spawn_blocking(move || l.rescan(&c)).await else {
+                continue;
+            };
+            if let Some(changed) = changed {
+                if changed.prompts {
+                    let _ = peer.notify_prompt_list_changed().await;
+                }
+                if changed.resources {
+                    let _ = peer.notify_resource_list_changed().await;
+                }
+            }
+        }
+    });
+    Reloader { _watcher: watcher }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rfc3339_renders_known_instants() {
+        assert_eq!(rfc3339(UNIX_EPOCH), "1970-01-01T00:00:00Z");
+        assert_eq!(
+            rfc3339(UNIX_EPOCH + Duration::from_secs(951_782_400)),
+            "2000-02-29T00:00:00Z"
+        );
+        assert_eq!(
+            rfc3339(UNIX_EPOCH + Duration::from_secs(1_796_232_288)),
+            "2026-12-02T17:24:48Z"
+        );
+    }
+}
