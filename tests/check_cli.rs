@@ -265,7 +265,10 @@ fn help_and_version_follow_cli_conventions() {
     let o = run(&["--help"]);
     assert_eq!(code(&o), 0);
     let out = stdout(&o);
-    assert!(out.contains("Usage: skill-mcp [COMMAND]"), "{out}");
+    assert!(
+        out.contains("Usage: skill-mcp [OPTIONS] [COMMAND]"),
+        "{out}"
+    );
     assert!(out.contains("check") && out.contains("serve"), "{out}");
     let o = run(&["check", "--help"]);
     assert_eq!(code(&o), 0);
