@@ -31,7 +31,12 @@ fn requirements() -> BTreeMap<String, Req> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(Path::new(ROOT).join("spec"))
         .unwrap()
         .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "md") && !p.ends_with("README.md"))
+        .filter(|p| {
+            p.extension().is_some_and(|e| e == "md")
+                && !["README.md", "coverage.md", "design-of-record.md"]
+                    .iter()
+                    .any(|n| p.ends_with(n))
+        })
         .collect();
     files.sort();
     for file in files {
@@ -167,4 +172,88 @@ fn every_case_belongs_to_a_requirement_of_its_own_id() {
             "conformance/{c}/case.json has another id"
         );
     }
+}
+
+/// Collapses runs of whitespace, so a fragment matches across line breaks.
+fn squash(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The design of record's sections: (title, text), the intro under its `#` title.
+fn design_sections() -> Vec<(String, String)> {
+    let text = std::fs::read_to_string(Path::new(ROOT).join("spec/design-of-record.md")).unwrap();
+    let mut out: Vec<(String, String)> = Vec::new();
+    for line in text.lines() {
+        let heading = line
+            .strip_prefix("### ")
+            .or_else(|| line.strip_prefix("## "))
+            .or_else(|| line.strip_prefix("# "));
+        match heading {
+            Some(h) => out.push((h.trim().to_owned(), String::new())),
+            None => {
+                if let Some(last) = out.last_mut() {
+                    last.1.push_str(line);
+                    last.1.push('\n');
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn every_sentence_of_the_design_of_record_maps_to_requirements() {
+    let reqs = requirements();
+    let sections = design_sections();
+    assert!(
+        sections.len() >= 12,
+        "the design of record lost its sections"
+    );
+    let table = std::fs::read_to_string(Path::new(ROOT).join("spec/coverage.md")).unwrap();
+    let mut covered: BTreeSet<String> = BTreeSet::new();
+    let mut errors = Vec::new();
+    for line in table
+        .lines()
+        .filter(|l| l.starts_with("| ") && !l.starts_with("| section") && !l.starts_with("| ---"))
+    {
+        let cells: Vec<&str> = line.trim_matches('|').split(" | ").map(str::trim).collect();
+        let [section, fragment, ids, why] = cells[..] else {
+            errors.push(format!("malformed row: {line}"));
+            continue;
+        };
+        let title = section.replace('`', "");
+        let Some((_, body)) = sections.iter().find(|(t, _)| t.replace('`', "") == title) else {
+            errors.push(format!("no README section {section:?}"));
+            continue;
+        };
+        if !squash(body).contains(&squash(fragment)) {
+            errors.push(format!(
+                "{section}: the fragment {fragment:?} is not in the README"
+            ));
+        }
+        if ids == "—" {
+            if why.is_empty() {
+                errors.push(format!(
+                    "{section}: {fragment:?} is marked untestable without a reason"
+                ));
+            }
+        } else {
+            for id in ids.split(", ") {
+                if !reqs.contains_key(id) {
+                    errors.push(format!(
+                        "{section}: {fragment:?} names {id}, which spec/ does not define"
+                    ));
+                }
+            }
+        }
+        covered.insert(title);
+    }
+    for (title, _) in &sections {
+        if !covered.contains(&title.replace('`', "")) {
+            errors.push(format!(
+                "README section {title:?} has no row in spec/coverage.md"
+            ));
+        }
+    }
+    assert!(errors.is_empty(), "{}", errors.join("\n"));
 }

@@ -1,0 +1,21 @@
+//! The whole conformance suite against the built server, inside the test
+//! suite too (so `cargo nextest run` and mutation testing see it). The
+//! README's test command also runs the runner binary on its own, which is
+//! how another implementation runs it.
+
+use std::process::Command;
+
+#[test]
+fn the_server_passes_the_conformance_suite() {
+    let out = Command::new(env!("CARGO_BIN_EXE_skill-mcp-conformance"))
+        .args(["--server", env!("CARGO_BIN_EXE_skill-mcp"), "--jobs", "2"])
+        .output()
+        .expect("the runner runs");
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{report}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(report.contains(" passed, 0 failed"), "{report}");
+}
