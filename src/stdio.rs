@@ -42,7 +42,7 @@ const PIPE_BYTES: usize = 256 * 1024;
 
 /// What the guard decided about one client line.
 #[derive(Debug, PartialEq)]
-enum Verdict {
+pub enum Verdict {
     /// Hand it to rmcp; `request` when it expects an answer.
     Forward {
         request: bool,
@@ -58,7 +58,9 @@ enum Verdict {
     Drop(&'static str),
 }
 
-fn classify(line: &[u8], started: bool) -> Verdict {
+/// Decides what to do with one client line (public for the fuzz targets);
+/// `started` is whether the lifecycle has begun.
+pub fn classify(line: &[u8], started: bool) -> Verdict {
     let v: Value = match serde_json::from_slice(line) {
         Ok(v) => v,
         Err(e) => {
