@@ -614,3 +614,131 @@ fn sorted(mut files: Vec<FileEntry>) -> Vec<FileEntry> {
     files.sort_by(|a, b| a.path.as_bytes().cmp(b.path.as_bytes()));
     files
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+    use rstest::rstest;
+    use std::collections::BTreeMap;
+    use std::ffi::OsString;
+
+    fn scan_of(root: &Path) -> Catalog {
+        let mut env = BTreeMap::new();
+        env.insert(OsString::from("SKILLS_DIR"), root.as_os_str().to_owned());
+        scan(&Config::from_env(
+            env,
+            Path::new("/"),
+            PathBuf::from("/nowhere"),
+        ))
+    }
+
+    fn write(root: &Path, rel: &str, text: &str) {
+        let p = root.join(rel);
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(p, text).unwrap();
+    }
+
+    const OK: &str = "---\nname: {n}\ndescription: d\n---\nbody\n";
+
+    fn ok(n: &str) -> String {
+        OK.replace("{n}", n)
+    }
+
+    #[rstest]
+    #[case::root_is_a_skill(&[("SKILL.md", "---\nname: r\ndescription: d\n---\n"), ("sub/SKILL.md", "S")], &[], &[])]
+    #[case::directory_of_skills(&[("a/SKILL.md", "A"), ("b/SKILL.md", "B")], &["a", "b"], &[])]
+    #[case::skills_subdirectory(&[("skills/c/SKILL.md", "C"), ("d/SKILL.md", "D")], &["c", "d"], &[])]
+    #[case::no_skill_md(&[("a/SKILL.md", "A"), ("empty/x.txt", "x")], &["a"], &[Reason::NoSkillMd])]
+    #[case::malformed(&[("bad/SKILL.md", "no frontmatter\n")], &[], &[Reason::MalformedFrontmatter])]
+    #[case::name_mismatch(&[("real/SKILL.md", "---\nname: other\ndescription: d\n---\n")], &["real"], &[Reason::NameMismatch])]
+    #[case::unusable_name(&[("bad name/SKILL.md", "X")], &[], &[Reason::UnusableName])]
+    #[case::unusable_path(&[("a/SKILL.md", "A"), ("a/50%.md", "x")], &["a"], &[Reason::UnusablePath])]
+    #[case::declaration(&[("a/SKILL.md", "---\nname: a\ndescription: d\nmcp-host:\n  version: 9\n---\n")], &["a"], &[Reason::Declaration])]
+    #[case::declared_script_missing(
+        &[("a/SKILL.md", "---\nname: a\ndescription: d\nmcp-host:\n  version: 1\n  run:\n    - script: x.js\n      interpreter: node\n---\n")],
+        &["a"],
+        &[Reason::DeclaredScriptMissing]
+    )]
+    #[case::empty_file(&[("a/SKILL.md", "")], &[], &[Reason::MalformedFrontmatter])]
+    fn layouts_and_problem_kinds(
+        #[case] files: &[(&str, &str)],
+        #[case] served: &[&str],
+        #[case] reasons: &[Reason],
+    ) {
+        // The root is named "r": a tempdir's own name starts with "." and
+        // is no skill name (DISC-009).
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("r");
+        fs::create_dir(&root).unwrap();
+        for (rel, text) in files {
+            // A one-letter text stands for a well-formed SKILL.md of that skill.
+            let text = if text.len() == 1 {
+                // The skill's name is the directory holding SKILL.md.
+                ok(rel.rsplit('/').nth(1).unwrap_or(""))
+            } else {
+                text.to_string()
+            };
+            write(&root, rel, &text);
+        }
+        let c = scan_of(&root);
+        let names: Vec<&str> = c.skills.iter().map(|s| s.name.as_str()).collect();
+        if files.iter().any(|(rel, _)| *rel == "SKILL.md") {
+            assert_eq!(
+                names,
+                ["r"],
+                "the root is the one skill, named by its directory"
+            );
+        } else {
+            assert_eq!(names, served);
+        }
+        let got: Vec<Reason> = c.problems.iter().map(|p| p.reason).collect();
+        assert_eq!(got, reasons, "{:?}", c.problems);
+    }
+
+    #[test]
+    fn duplicates_across_roots_are_both_refused() {
+        let a = tempfile::tempdir().unwrap();
+        let b = tempfile::tempdir().unwrap();
+        write(a.path(), "twin/SKILL.md", &ok("twin"));
+        write(b.path(), "twin/SKILL.md", &ok("twin"));
+        let mut env = BTreeMap::new();
+        env.insert(
+            OsString::from("SKILLS_DIR"),
+            OsString::from(format!("{}:{}", a.path().display(), b.path().display())),
+        );
+        let c = scan(&Config::from_env(
+            env,
+            Path::new("/"),
+            PathBuf::from("/nowhere"),
+        ));
+        assert!(c.skills.is_empty());
+        assert_eq!(
+            c.problems
+                .iter()
+                .filter(|p| p.reason == Reason::DuplicateName)
+                .count(),
+            2
+        );
+    }
+
+    #[test]
+    fn skill_names_are_kept_to_safe_characters() {
+        for good in ["a", "skill-mcp-demo", "A.b_c-1", &"x".repeat(64)] {
+            assert!(is_skill_name(good), "{good}");
+        }
+        for bad in [
+            "",
+            "-a",
+            ".a",
+            "_a",
+            "a b",
+            "a%",
+            "é",
+            &"x".repeat(65),
+            "a/b",
+        ] {
+            assert!(!is_skill_name(bad), "{bad}");
+        }
+    }
+}
