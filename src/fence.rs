@@ -172,6 +172,18 @@ fn kind_of(meta: &Metadata) -> &'static str {
     }
 }
 
+/// The regular-file rule, for a name's metadata or a descriptor's.
+fn regular(meta: &Metadata, rel: &str) -> Result<(), FenceError> {
+    if meta.file_type().is_file() {
+        Ok(())
+    } else {
+        Err(FenceError::NotRegular {
+            path: rel.to_owned(),
+            kind: kind_of(meta),
+        })
+    }
+}
+
 /// Resolves `rel` inside `skill_dir` (which must already be a real,
 /// canonical path) and checks both halves of the fence without opening
 /// anything. Returns the real path and its metadata.
@@ -207,12 +219,7 @@ pub fn resolve(skill_dir: &Path, rel: &str) -> Result<(PathBuf, Metadata), Fence
         path: path(),
         error,
     })?;
-    if !meta.file_type().is_file() {
-        return Err(FenceError::NotRegular {
-            path: path(),
-            kind: kind_of(&meta),
-        });
-    }
+    regular(&meta, rel)?;
     Ok((real, meta))
 }
 
@@ -254,12 +261,7 @@ pub fn open(skill_dir: &Path, rel: &str) -> Result<Opened, FenceError> {
         path: path(),
         error,
     })?;
-    if !meta.file_type().is_file() {
-        return Err(FenceError::NotRegular {
-            path: path(),
-            kind: kind_of(&meta),
-        });
-    }
+    regular(&meta, rel)?;
     match descriptor_path(&file) {
         Some(actual) if actual == real => {}
         Some(_) => return Err(FenceError::Changed { path: path() }),

@@ -2,6 +2,8 @@
 //! gets a JSON-RPC error or a tool error, and the server keeps serving;
 //! closing stdin mid-run ends the session cleanly and kills the script.
 
+mod common;
+use common::proc_kib;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
@@ -229,14 +231,7 @@ fn a_client_that_never_reads_does_not_grow_memory() {
     });
     std::thread::sleep(Duration::from_secs(3));
     let sent_then = rx.try_iter().last().unwrap_or(0);
-    let rss = |pid: u32| -> u64 {
-        std::fs::read_to_string(format!("/proc/{pid}/status"))
-            .unwrap()
-            .lines()
-            .find_map(|l| l.strip_prefix("VmRSS:"))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-            .unwrap()
-    };
+    let rss = |pid: u32| proc_kib(pid, "VmRSS");
     let first = rss(pid);
     std::thread::sleep(Duration::from_secs(2));
     let sent_later = rx.try_iter().last().unwrap_or(sent_then);

@@ -9,12 +9,7 @@ use common::*;
 use serde_json::json;
 
 fn vm_hwm_kib(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("procfs");
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .expect("VmHWM line")
+    proc_kib(pid, "VmHWM")
 }
 
 #[test]

@@ -178,14 +178,7 @@ fn memory_is_flat_across_a_hundred_reloads() {
     }
     let dir = root.path().to_str().unwrap().to_owned();
     let mut s = Session::start(Path::new(BIN), &[("SKILLS_DIR", &dir)]);
-    let rss = |pid: u32| -> u64 {
-        std::fs::read_to_string(format!("/proc/{pid}/status"))
-            .unwrap()
-            .lines()
-            .find_map(|l| l.strip_prefix("VmRSS:"))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-            .unwrap()
-    };
+    let rss = |pid: u32| proc_kib(pid, "VmRSS");
     let mut samples = Vec::new();
     for round in 0..100u64 {
         std::fs::write(

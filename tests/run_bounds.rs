@@ -19,12 +19,7 @@ fn skill_with(dir: &std::path::Path, script: &str, body: &str, timeout: u32) {
 }
 
 fn vm_hwm_kib(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap()
+    proc_kib(pid, "VmHWM")
 }
 
 #[test]

@@ -138,3 +138,13 @@ pub fn names(list: &Value) -> Vec<String> {
         .map(|s| s["name"].as_str().unwrap_or_default().to_owned())
         .collect()
 }
+
+/// A `kB` field of `/proc/<pid>/status` (`VmRSS`, `VmHWM`), in KiB.
+pub fn proc_kib(pid: u32, field: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("procfs");
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or_else(|| panic!("no {field} in /proc/{pid}/status"))
+}
