@@ -264,8 +264,9 @@ impl Scan {
             if !ft.is_dir() && !ft.is_symlink() {
                 continue;
             }
-            // `<root>/skills` is layout 3, scanned on its own.
-            if parent == root && name == OsStr::new("skills") && ft.is_dir() && !has_skill_md(&at) {
+            // `<root>/skills` is layout 3, scanned (or refused) on its own;
+            // a symlink to a directory counts, so it is not reported twice.
+            if parent == root && name == OsStr::new("skills") && at.is_dir() && !has_skill_md(&at) {
                 continue;
             }
             let real = match fs::canonicalize(&at) {
@@ -720,6 +721,77 @@ mod tests {
                 .count(),
             2
         );
+    }
+
+    #[test]
+    fn only_the_default_root_hints_at_skills_dir() {
+        let missing = |from| {
+            let config = Config {
+                roots: vec![PathBuf::from("/definitely/missing")],
+                roots_from: from,
+                ..Config::from_env(BTreeMap::new(), Path::new("/"), PathBuf::from("/x"))
+            };
+            scan(&config).problems[0].detail.clone()
+        };
+        assert!(missing(RootsFrom::Default).contains("set SKILLS_DIR"));
+        assert!(!missing(RootsFrom::SkillsDir).contains("set SKILLS_DIR"));
+    }
+
+    #[test]
+    fn a_skills_directory_leading_out_of_the_root_is_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (root, outside) = (tmp.path().join("r"), tmp.path().join("outside"));
+        write(&outside, "stolen/SKILL.md", &ok("stolen"));
+        write(&root, "mine/SKILL.md", &ok("mine"));
+        std::os::unix::fs::symlink(&outside, root.join("skills")).unwrap();
+        let c = scan_of(&root);
+        assert_eq!(
+            c.skills.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(),
+            ["mine"]
+        );
+        assert_eq!(c.problems.len(), 1, "{:?}", c.problems);
+        assert_eq!(c.problems[0].reason, Reason::SymlinkEscape);
+        assert!(c.problems[0].path.ends_with("/r/skills"));
+    }
+
+    #[test]
+    fn a_symlink_named_like_its_target_is_no_mismatch() {
+        // skills/foo -> ../.shared/foo: reached only through the link (the
+        // hidden directory is not a candidate), under the same name.
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("r");
+        write(&root, ".shared/foo/SKILL.md", &ok("foo"));
+        fs::create_dir_all(root.join("skills")).unwrap();
+        std::os::unix::fs::symlink("../.shared/foo", root.join("skills/foo")).unwrap();
+        let c = scan_of(&root);
+        assert_eq!(
+            c.skills.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(),
+            ["foo"]
+        );
+        assert!(c.problems.is_empty(), "{:?}", c.problems);
+    }
+
+    #[test]
+    fn a_bundle_over_the_directory_cap_is_cut_and_reported() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("r");
+        write(&root, "big/SKILL.md", &ok("big"));
+        for i in 0..MAX_DIRS_PER_SKILL {
+            fs::create_dir_all(root.join(format!("big/d{i:05}"))).unwrap();
+        }
+        let c = scan_of(&root);
+        assert!(
+            c.problems.is_empty(),
+            "exactly the cap is fine: {:?}",
+            c.problems
+        );
+        fs::create_dir_all(root.join("big/zz")).unwrap();
+        fs::write(root.join("big/zz/late.md"), "x").unwrap();
+        let c = scan_of(&root);
+        assert_eq!(c.problems.len(), 1);
+        assert_eq!(c.problems[0].reason, Reason::FileLimit);
+        assert!(c.problems[0].detail.contains("directories"));
+        assert!(!c.skills[0].files.iter().any(|f| &*f.path == "zz/late.md"));
     }
 
     #[test]

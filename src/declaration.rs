@@ -246,8 +246,8 @@ impl Reader<'_> {
         let timeout_ms = match map.get("timeout") {
             None => DEFAULT_TIMEOUT_SECS * 1000,
             Some(Value::Number(n)) => {
-                let secs = n.as_f64().filter(|s| *s > 0.0 && !s.is_nan());
-                match secs {
+                // At least a millisecond; NaN and negatives fail this too.
+                match n.as_f64() {
                     Some(s) if s * 1000.0 >= 1.0 => {
                         if s > MAX_TIMEOUT_SECS as f64 {
                             self.note(
@@ -464,6 +464,47 @@ mod tests {
             ));
             assert!(d.run.is_empty(), "timeout {bad} accepted");
             assert!(notes[0].contains("timeout"));
+        }
+    }
+
+    #[test]
+    fn timeout_boundaries() {
+        let t = |v: &str| {
+            decl(&format!(
+                "mcp-host:\n  version: 1\n  run:\n    - script: a.js\n      interpreter: node\n      timeout: {v}\n"
+            ))
+        };
+        let (d, notes) = t("300");
+        assert_eq!(d.run[0].timeout_ms, 300_000);
+        assert!(
+            notes.is_empty(),
+            "exactly the ceiling is not clamped: {notes:?}"
+        );
+        let (d, _) = t("0.001");
+        assert_eq!(d.run[0].timeout_ms, 1, "a millisecond is the least");
+        for tiny in ["0.0001", "-.inf", ".nan"] {
+            let (d, notes) = t(tiny);
+            assert!(
+                d.run.is_empty() && notes[0].contains("positive number"),
+                "{tiny}: {notes:?}"
+            );
+        }
+        let (d, notes) = t(".inf");
+        assert_eq!(d.run[0].timeout_ms, 300_000);
+        assert!(notes[0].contains("clamped"));
+    }
+
+    #[test]
+    fn versions_that_are_not_finite_non_negative_numbers_are_not_numbers() {
+        for v in [".inf", "-1.5", ".nan"] {
+            let (d, notes) = decl(&format!(
+                "mcp-host:\n  version: {v}\n  run:\n    - script: a.js\n      interpreter: node\n"
+            ));
+            assert!(d.run.is_empty());
+            assert!(
+                notes[0].contains("missing or not a number"),
+                "{v}: {notes:?}"
+            );
         }
     }
 
