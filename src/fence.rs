@@ -242,8 +242,15 @@ pub struct Opened {
 ///   name for it must still be the checked real path, so an intermediate
 ///   directory swapped for a symlink is caught too.
 pub fn open(skill_dir: &Path, rel: &str) -> Result<Opened, FenceError> {
-    use std::os::unix::fs::OpenOptionsExt;
     let (real, _) = resolve(skill_dir, rel)?;
+    open_checked(real, rel)
+}
+
+/// The open half of [`open`]: opens `real` (already resolved and checked)
+/// and verifies that the descriptor is still what was checked. Separate so
+/// the tests can hand it a path that changed after its check.
+fn open_checked(real: PathBuf, rel: &str) -> Result<Opened, FenceError> {
+    use std::os::unix::fs::OpenOptionsExt;
     let path = || rel.to_owned();
     let file = fs::OpenOptions::new()
         .read(true)
@@ -413,6 +420,71 @@ mod tests {
                 ..
             })
         ));
+    }
+
+    #[test]
+    fn what_changed_after_its_check_is_refused_at_the_open() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = fs::canonicalize(dir.path()).unwrap();
+        fs::write(base.join("real.md"), "x").unwrap();
+        // The checked real path became a symlink: O_NOFOLLOW refuses it.
+        std::os::unix::fs::symlink("real.md", base.join("now-a-link")).unwrap();
+        assert!(matches!(
+            open_checked(base.join("now-a-link"), "f"),
+            Err(FenceError::Changed { .. })
+        ));
+        // It vanished.
+        assert!(matches!(
+            open_checked(base.join("gone"), "f"),
+            Err(FenceError::Changed { .. })
+        ));
+        // A directory on the way became a symlink: the descriptor's real
+        // name is not the checked path.
+        fs::create_dir(base.join("d")).unwrap();
+        fs::write(base.join("d/f"), "x").unwrap();
+        std::os::unix::fs::symlink("d", base.join("dlink")).unwrap();
+        assert!(matches!(
+            open_checked(base.join("dlink/f"), "f"),
+            Err(FenceError::Changed { .. })
+        ));
+        // A FIFO swapped in: refused at once, never blocking.
+        nix::unistd::mkfifo(
+            &base.join("p"),
+            nix::sys::stat::Mode::from_bits_truncate(0o600),
+        )
+        .unwrap();
+        assert!(matches!(
+            open_checked(base.join("p"), "p"),
+            Err(FenceError::NotRegular {
+                kind: "a named pipe",
+                ..
+            })
+        ));
+        // And the path as checked opens.
+        assert!(open_checked(base.join("real.md"), "real.md").is_ok());
+    }
+
+    #[test]
+    fn devices_dangling_links_and_the_length_bound() {
+        assert!(matches!(
+            open_checked(PathBuf::from("/dev/null"), "n"),
+            Err(FenceError::NotRegular {
+                kind: "a device",
+                ..
+            })
+        ));
+        let dir = tempfile::tempdir().unwrap();
+        let base = fs::canonicalize(dir.path()).unwrap();
+        std::os::unix::fs::symlink("nowhere", base.join("dangling")).unwrap();
+        let e = resolve(&base, "dangling").unwrap_err();
+        assert!(e.to_string().contains("target does not exist"), "{e}");
+        assert!(matches!(
+            resolve(&base, "missing"),
+            Err(FenceError::NotFound { .. })
+        ));
+        let longest = "a".repeat(MAX_PATH_CHARS);
+        assert_eq!(check_str(&longest), Ok(()));
+        assert_eq!(check_str(&format!("{longest}b")), Err(PathRule::TooLong));
     }
 
     #[test]
