@@ -1,4 +1,4 @@
-//! HARD-004: faults in scripts and in the machine. Each gives a clear
+//! HARD-003: faults in scripts and in the machine. Each gives a clear
 //! result or error, the one-at-a-time lock is released, and the next call
 //! is served.
 

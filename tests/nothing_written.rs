@@ -1,4 +1,4 @@
-//! HARD-006: the server itself creates, writes and deletes nothing (README
+//! HARD-004: the server itself creates, writes and deletes nothing (README
 //! "Trust posture": "no file is written anywhere"). The whole conformance
 //! suite runs with every server under `strace -f`; the file syscalls of the
 //! server's own threads are then checked, leaving out the scripts it runs
