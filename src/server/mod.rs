@@ -256,7 +256,7 @@ impl Served {
     /// One page of prompts (READ-009, READ-011).
     pub fn prompts_page(&self, cursor: Option<&str>) -> Result<ListPromptsResult, McpError> {
         let skills = &self.catalog.skills;
-        let start = parse_cursor(cursor, skills.len())?;
+        let start = parse_page_cursor(cursor, skills.len(), LIST_PAGE_SIZE)?;
         let end = (start + LIST_PAGE_SIZE).min(skills.len());
         let mut r = ListPromptsResult::with_all_items(
             skills[start..end]
@@ -289,7 +289,7 @@ impl Served {
         let total = self.file_offsets.last().map_or(0, |&o| {
             o + self.catalog.skills.last().map_or(0, |s| s.files.len())
         });
-        let start = parse_cursor(cursor, total)?;
+        let start = parse_page_cursor(cursor, total, LIST_PAGE_SIZE)?;
         let end = (start + LIST_PAGE_SIZE).min(total);
         let mut items = Vec::with_capacity(end - start);
         let mut i = self
@@ -375,22 +375,37 @@ fn file_entry(f: bundle::Served) -> FileEntryOut {
     }
 }
 
-/// A list cursor is the decimal offset of the page's first item; anything
-/// else is an invalid-params error (READ-011).
+/// A list cursor is the decimal offset of a page's first item, exactly as
+/// the list writes it in `nextCursor`: a multiple of the page size, past the
+/// first page and before the end, in plain decimal (no sign, no leading
+/// zero). Any other string was never handed out, and is an invalid-params
+/// error naming it (READ-011, SKX-008).
+pub(crate) fn parse_page_cursor(
+    cursor: Option<&str>,
+    len: usize,
+    page: usize,
+) -> Result<usize, McpError> {
+    let Some(c) = cursor else { return Ok(0) };
+    c.parse::<usize>()
+        .ok()
+        .filter(|&n| {
+            n > 0 && n < len && page > 0 && n % page == 0 && n.to_string() == c
+        })
+        .ok_or_else(|| {
+            McpError::invalid_params(
+                format!(
+                    "invalid cursor {c:?}: it is not one this list hands out; pass back the nextCursor of the previous page"
+                ),
+                None,
+            )
+        })
+}
+
+/// `skills/list`'s cursor (SKX-008, called from `skills_ext`): pages of
+/// `SKILLS_PAGE_SIZE`. `prompts/list` and `resources/list` call
+/// [`parse_page_cursor`] with `LIST_PAGE_SIZE`.
 pub(crate) fn parse_cursor(cursor: Option<&str>, len: usize) -> Result<usize, McpError> {
-    match cursor {
-        None => Ok(0),
-        Some(c) => c
-            .parse::<usize>()
-            .ok()
-            .filter(|&n| n > 0 && n < len)
-            .ok_or_else(|| {
-                McpError::invalid_params(
-                    format!("invalid cursor {c:?}: pass back the nextCursor of the previous page"),
-                    None,
-                )
-            }),
-    }
+    parse_page_cursor(cursor, len, crate::skills_ext::SKILLS_PAGE_SIZE)
 }
 
 fn refused(list: &[(String, String)]) -> Vec<Refused> {
@@ -707,5 +722,30 @@ impl ServerHandler for SkillServer {
             .await
             .map_err(|e| McpError::internal_error(format!("the read could not finish: {e}"), None))?
             .map(Into::into)
+    }
+}
+
+#[cfg(test)]
+mod cursor_tests {
+    use super::parse_page_cursor;
+
+    #[test]
+    fn only_cursors_a_list_hands_out_are_accepted() {
+        assert_eq!(parse_page_cursor(None, 0, 500).ok(), Some(0));
+        assert_eq!(parse_page_cursor(None, 1621, 500).ok(), Some(0));
+        for (c, n) in [("500", 500), ("1000", 1000), ("1500", 1500)] {
+            assert_eq!(parse_page_cursor(Some(c), 1621, 500).ok(), Some(n), "{c}");
+        }
+        for bad in [
+            "0", "7", "499", "501", "2000", "0500", "+500", "-500", " 500", "500 ", "", "x",
+        ] {
+            let e = parse_page_cursor(Some(bad), 1621, 500).err();
+            let e = e.unwrap_or_else(|| panic!("{bad:?} was accepted"));
+            assert_eq!(e.code.0, -32602, "{bad:?}");
+            assert!(e.message.contains(&format!("{bad:?}")), "{}", e.message);
+        }
+        // The end of the list is not a page start, and no page size is zero.
+        assert!(parse_page_cursor(Some("1500"), 1500, 500).is_err());
+        assert!(parse_page_cursor(Some("500"), 1621, 0).is_err());
     }
 }
