@@ -4,6 +4,7 @@ use serde_json::Value;
 
 use crate::case::Checks;
 use crate::json::{PathElem, format_path, json_eq, num_eq, type_name};
+use crate::redact::ABSENT;
 
 /// The first difference found, in document order of the golden.
 #[derive(Debug, Clone, PartialEq)]
@@ -89,6 +90,12 @@ fn walk(e: &Value, a: &Value, checks: Checks, path: &mut Vec<PathElem>) -> Optio
             }
             None
         }
+        // The `absent` matcher's token: the reply has the key (in `subset`
+        // cases too), and shows what it holds.
+        (Value::String(t), _) if t == ABSENT && a.as_str() != Some(ABSENT) => Some(diff(
+            path,
+            "the reply has this key, which must be absent".to_string(),
+        )),
         (Value::Number(x), Value::Number(y)) => {
             (!num_eq(x, y)).then(|| diff(path, "value differs".to_string()))
         }
@@ -184,6 +191,22 @@ mod tests {
         assert_eq!(d.what, "expected an object, got an array");
         let d = compare(&json!({"e": null}), &json!({}), Checks::Subset).unwrap();
         assert_eq!(d.path, "e");
+    }
+
+    #[test]
+    fn a_key_that_must_be_absent_fails_both_checks_when_present() {
+        let g = json!({"result": {"exitCode": 0, "note": "<absent>"}});
+        for c in [Checks::Exact, Checks::Subset] {
+            assert_eq!(compare(&g, &g, c), None);
+            let r = json!({"result": {"exitCode": 0, "note": "egress is fenced"}});
+            let d = compare(&g, &r, c).unwrap();
+            assert_eq!(d.path, "result.note");
+            assert!(d.what.contains("must be absent"), "{}", d.what);
+            assert_eq!(d.actual, Some(json!("egress is fenced")));
+            // Any value, of any type, is a presence.
+            let r = json!({"result": {"exitCode": 0, "note": null}});
+            assert!(compare(&g, &r, c).unwrap().what.contains("must be absent"));
+        }
     }
 
     #[test]

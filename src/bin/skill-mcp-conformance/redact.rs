@@ -1,6 +1,7 @@
 //! Redactions (FORMAT.md, *Redactions*): a selector picks values inside a
 //! normalized reply, a matcher checks each and, when the check holds,
-//! replaces it by a stable token.
+//! replaces it by a stable token. `absent` is the one matcher about a key
+//! that is not there: it writes its token where the key would be.
 
 use serde_json::Value;
 
@@ -113,6 +114,25 @@ impl Selector {
         out.sort_by_key(|p| std::cmp::Reverse(p.len()));
         out
     }
+
+    /// For a selector ending in a key name, the selector of the objects
+    /// that key belongs to, and the key (`a[*].note` → `a[*]`, `note`).
+    fn parent_and_key(&self) -> Option<(Selector, String)> {
+        let (last, parent) = self.segs.split_last()?;
+        let Seg::Key(k) = last else { return None };
+        let text = self
+            .text
+            .strip_suffix(k.as_str())
+            .map(|t| t.trim_end_matches('.').to_string())
+            .unwrap_or_default();
+        Some((
+            Selector {
+                text,
+                segs: parent.to_vec(),
+            },
+            k.clone(),
+        ))
+    }
 }
 
 fn walk(v: &Value, segs: &[Seg], cur: &mut Vec<PathElem>, out: &mut Vec<Vec<PathElem>>) {
@@ -178,6 +198,17 @@ fn walk(v: &Value, segs: &[Seg], cur: &mut Vec<PathElem>, out: &mut Vec<Vec<Path
     }
 }
 
+fn get<'a>(v: &'a Value, path: &[PathElem]) -> Option<&'a Value> {
+    let mut cur = v;
+    for e in path {
+        cur = match e {
+            PathElem::Key(k) => cur.as_object()?.get(k)?,
+            PathElem::Index(i) => cur.as_array()?.get(*i)?,
+        };
+    }
+    Some(cur)
+}
+
 fn get_mut<'a>(v: &'a mut Value, path: &[PathElem]) -> Option<&'a mut Value> {
     let mut cur = v;
     for e in path {
@@ -199,7 +230,13 @@ pub enum Matcher {
     Sorted,
     /// A string of exactly N bytes (UTF-8) or an array of N items.
     Len(u64),
+    /// The selected key is not there (see [`ABSENT`]).
+    Absent,
 }
+
+/// The token `absent` writes where its key would be. A reply that has the
+/// key keeps its value there, which the golden's token then shows up.
+pub const ABSENT: &str = "<absent>";
 
 const TYPES: [&str; 6] = ["string", "number", "boolean", "array", "object", "null"];
 
@@ -211,7 +248,7 @@ impl Matcher {
         if m.len() != 1 {
             let keys: Vec<&str> = m.keys().map(String::as_str).collect();
             return Err(format!(
-                "matcher must have exactly one of any, type, contains, range, len, sorted; got [{}]",
+                "matcher must have exactly one of any, type, contains, range, len, sorted, absent; got [{}]",
                 keys.join(", ")
             ));
         }
@@ -226,6 +263,10 @@ impl Matcher {
             "sorted" => match arg {
                 Value::Bool(true) => Ok(Matcher::Sorted),
                 _ => Err(format!("matcher `sorted` takes `true`, got {arg}")),
+            },
+            "absent" => match arg {
+                Value::Bool(true) => Ok(Matcher::Absent),
+                _ => Err(format!("matcher `absent` takes `true`, got {arg}")),
             },
             "type" => match arg.as_str() {
                 Some(t) if TYPES.contains(&t) => Ok(Matcher::Type(t.to_string())),
@@ -270,14 +311,16 @@ impl Matcher {
                 .map(Matcher::Len)
                 .ok_or_else(|| format!("matcher `len` takes a whole number, got {arg}")),
             other => Err(format!(
-                "unknown matcher `{other}` (expected any, type, contains, range, len or sorted)"
+                "unknown matcher `{other}` (expected any, type, contains, range, len, sorted or absent)"
             )),
         }
     }
 
     /// When the check holds, the value that replaces the selected one.
+    /// `absent` never replaces a value that is there.
     pub fn apply(&self, v: &Value) -> Option<Value> {
         match self {
+            Matcher::Absent => None,
             Matcher::Any => Some(Value::String("<any>".to_string())),
             Matcher::Type(t) => (type_name(v) == t).then(|| Value::String(format!("<type:{t}>"))),
             Matcher::Contains(parts) => {
@@ -347,6 +390,11 @@ pub fn parse_redactions(v: &Value) -> Result<Vec<Redaction>, String> {
     for (sel, mat) in m {
         let selector = Selector::parse(sel)?;
         let matcher = Matcher::parse(mat).map_err(|e| format!("redact `{sel}`: {e}"))?;
+        if matcher == Matcher::Absent && selector.parent_and_key().is_none() {
+            return Err(format!(
+                "redact `{sel}`: matcher `absent` needs a selector that ends in a key name (like `result.structuredContent.note`)"
+            ));
+        }
         out.push(Redaction { selector, matcher });
     }
     out.sort_by(|a, b| a.selector.text.cmp(&b.selector.text));
@@ -363,10 +411,33 @@ pub fn parse_redactions(v: &Value) -> Result<Vec<Redaction>, String> {
 /// token written by one redaction is never re-checked by another. A
 /// selector that matches nothing changes nothing; a failing check leaves
 /// the value as it is, for the comparison to show.
+///
+/// `absent` is the exception: for every object its selector's parent
+/// selects (in the reply as normalized) that lacks the key, it writes the
+/// key with the token [`ABSENT`], after the other redactions (so none of
+/// them re-checks it). Where the key is there it changes nothing, and the
+/// comparison shows the value against the golden's token.
 pub fn apply_redactions(v: &mut Value, redactions: &[Redaction]) {
     use std::collections::BTreeMap;
+    let mut missing: Vec<(Vec<PathElem>, String)> = Vec::new();
+    for r in redactions.iter().filter(|r| r.matcher == Matcher::Absent) {
+        let Some((parent, key)) = r.selector.parent_and_key() else {
+            continue;
+        };
+        for path in parent.select(v) {
+            let lacks = get(v, &path)
+                .and_then(Value::as_object)
+                .is_some_and(|m| !m.contains_key(&key));
+            if lacks {
+                missing.push((path, key.clone()));
+            }
+        }
+    }
     let mut chosen: BTreeMap<Vec<PathElem>, usize> = BTreeMap::new();
     for (ri, r) in redactions.iter().enumerate() {
+        if r.matcher == Matcher::Absent {
+            continue;
+        }
         for path in r.selector.select(v) {
             match chosen.get(&path) {
                 Some(&other)
@@ -385,6 +456,12 @@ pub fn apply_redactions(v: &mut Value, redactions: &[Redaction]) {
             && let Some(token) = redactions[ri].matcher.apply(slot)
         {
             *slot = token;
+        }
+    }
+    for (path, key) in missing {
+        if let Some(Value::Object(m)) = get_mut(v, &path) {
+            m.entry(key)
+                .or_insert_with(|| Value::String(ABSENT.to_string()));
         }
     }
 }
@@ -649,6 +726,84 @@ mod tests {
     }
 
     #[test]
+    fn absent_writes_its_token_where_the_key_is_missing() {
+        let r = json!({"result.structuredContent.note": {"absent": true}});
+        let v = redact(
+            json!({"result": {"structuredContent": {"exitCode": 0}}}),
+            r.clone(),
+        );
+        assert_eq!(
+            v,
+            json!({"result": {"structuredContent": {"exitCode": 0, "note": "<absent>"}}})
+        );
+        // The key is there: its value stays, for the comparison to show.
+        let v = redact(
+            json!({"result": {"structuredContent": {"note": "egress"}}}),
+            r.clone(),
+        );
+        assert_eq!(
+            v,
+            json!({"result": {"structuredContent": {"note": "egress"}}})
+        );
+        // A `null` is a value, not an absence.
+        let v = redact(
+            json!({"result": {"structuredContent": {"note": null}}}),
+            r.clone(),
+        );
+        assert_eq!(v, json!({"result": {"structuredContent": {"note": null}}}));
+        // No parent object: nothing is invented (the comparison shows the shape).
+        let v = redact(json!({"error": {"code": -32602}}), r.clone());
+        assert_eq!(v, json!({"error": {"code": -32602}}));
+        let v = redact(json!({"result": {"structuredContent": [1]}}), r);
+        assert_eq!(v, json!({"result": {"structuredContent": [1]}}));
+        // Wildcard parents: each one that lacks the key gets the token.
+        let r = json!({"files[*].truncationNote": {"absent": true}});
+        let v = redact(
+            json!({"files": [{"p": 1}, {"p": 2, "truncationNote": "cut"}]}),
+            r,
+        );
+        assert_eq!(
+            v,
+            json!({"files": [{"p": 1, "truncationNote": "<absent>"}, {"p": 2, "truncationNote": "cut"}]})
+        );
+        // A one-segment selector: the key at the top.
+        assert_eq!(
+            redact(json!({"a": 1}), json!({"b": {"absent": true}})),
+            json!({"a": 1, "b": "<absent>"})
+        );
+    }
+
+    #[test]
+    fn absent_tokens_are_not_rechecked_and_present_keys_still_redact() {
+        let r = json!({"**": {"type": "string"}, "a.note": {"absent": true}});
+        assert_eq!(
+            redact(json!({"a": {"s": "x"}}), r.clone()),
+            json!({"a": {"s": "<type:string>", "note": "<absent>"}})
+        );
+        // Present, the key is redacted by the others as usual, never
+        // into the `absent` token.
+        assert_eq!(
+            redact(json!({"a": {"note": "y"}}), r),
+            json!({"a": {"note": "<type:string>"}})
+        );
+    }
+
+    #[test]
+    fn absent_needs_a_selector_ending_in_a_key() {
+        for sel in ["a[0]", "a[*]", "a.*", "a.**", "**"] {
+            let r = json!({ sel: {"absent": true} });
+            assert!(parse_redactions(&r).is_err(), "{sel} should be rejected");
+        }
+        for sel in ["a", "a.b", "a[*].b", "**.b", "*.b"] {
+            let r = json!({ sel: {"absent": true} });
+            assert!(parse_redactions(&r).is_ok(), "{sel} should be accepted");
+        }
+        let rs = parse_redactions(&json!({"a[*].note": {"absent": true}})).unwrap();
+        let (parent, key) = rs[0].selector.parent_and_key().unwrap();
+        assert_eq!((parent.text.as_str(), key.as_str()), ("a[*]", "note"));
+    }
+
+    #[test]
     fn rejects_bad_matchers() {
         for bad in [
             json!(true),
@@ -663,6 +818,8 @@ mod tests {
             json!({"range": [2, 1]}),
             json!({"range": ["a", "b"]}),
             json!({"sorted": 1}),
+            json!({"absent": false}),
+            json!({"absent": "note"}),
             json!({"regex": "x"}),
         ] {
             assert!(Matcher::parse(&bad).is_err(), "{bad} should be rejected");
