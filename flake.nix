@@ -204,8 +204,22 @@
             build-with-python = with-python;
             fmt = gate "fmt" "fmt" [ pkgs.rustfmt ] { };
             clippy = gate "clippy" "clippy" [ pkgs.clippy ] { };
-            tests = gate "tests" "tests" [ pkgs.cargo-nextest ] { };
             spec-sync = gate "spec-sync" "spec" [ pkgs.cargo-nextest ] { };
+          }
+          # The checks that start the server and watch it run on Linux only:
+          # the suite reads /proc (memory, process groups, descriptors) and
+          # calls util-linux (prlimit, setpriv), and only Linux has run it.
+          # Darwin keeps the builds, fmt, clippy and spec-sync.
+          // lib.optionalAttrs pkgs.stdenv.isLinux {
+            # util-linux: prlimit (tests/faults.rs) and setpriv (the
+            # unprivileged conformance cases, through tests/conformance.rs,
+            # if the build runs as root). No node on PATH: the tests reach
+            # node through the pin (tests/faults.rs checks which). No strace:
+            # SKILL_MCP_CLIENTS=none leaves out nothing_written.
+            tests = gate "tests" "tests" [
+              pkgs.cargo-nextest
+              pkgs.util-linux
+            ] { };
             # The interpreter set of the python3 build (tests/packaging.rs
             # asserts it for whichever build runs it).
             interpreters-python3 = gate "interpreters-python3" "tests --features python3 --test packaging" [
@@ -217,7 +231,7 @@
               pkgs.runCommand "skill-mcp-conformance-check"
                 {
                   # setpriv, for the unprivileged cases if the build runs as root.
-                  nativeBuildInputs = lib.optional pkgs.stdenv.isLinux pkgs.util-linux;
+                  nativeBuildInputs = [ pkgs.util-linux ];
                   SKILL_MCP_SERVER = "${default}/bin/skill-mcp";
                   SKILL_MCP_CONFORMANCE = "${default.conformance}/bin/skill-mcp-conformance";
                 }
@@ -225,8 +239,8 @@
                   bash ${src}/.ci/test conformance
                   touch $out
                 '';
-          }
-          // lib.optionalAttrs pkgs.stdenv.isLinux { inherit image; };
+            inherit image;
+          };
 
           devShells.default = pkgs.mkShell {
             inputsFrom = [ default ];
@@ -238,12 +252,14 @@
               pkgs.rust-analyzer
               pkgs.cargo-nextest
               pkgs.cargo-insta
+              pkgs.cargo-mutants
               pkgs.nodejs
               pkgs.python3
             ]
             ++ lib.optionals pkgs.stdenv.isLinux [
               pkgs.util-linux
               pkgs.valgrind
+              pkgs.strace
             ];
           };
         };

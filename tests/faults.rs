@@ -139,18 +139,117 @@ fn script_faults_are_results_and_release_the_lock() {
     s.finish();
 }
 
+/// HARD-004: the interpreter's executable goes missing while the server
+/// runs. The set is resolved once at boot (src/interpreters.rs): a path
+/// pinned at build time (`SKILL_MCP_NODE`, as the Nix packages do) when it
+/// is executable, else the first `node` on the boot PATH. Which of the two
+/// this build does is asked of the built binary itself, booted with no node
+/// on its PATH, and checked against the pin this test was compiled with
+/// (the same cargo invocation builds both). Then, either way, the very file
+/// the server will spawn is removed: the run is a clear error, and once it
+/// is back the next call is served.
 #[test]
 fn node_missing_at_run_time_is_a_clear_error() {
     let root = tempfile::tempdir().unwrap();
     skill_with(root.path(), &[]);
-    let bin_dir = tempfile::tempdir().unwrap();
-    let node = which_node();
-    std::os::unix::fs::symlink(&node, bin_dir.path().join("node")).unwrap();
     let dir = root.path().to_str().unwrap().to_owned();
-    let path = format!("{}:/usr/bin:/bin", bin_dir.path().display());
-    let mut s = Session::start(Path::new(BIN), &[("SKILLS_DIR", &dir), ("PATH", &path)]);
+    let no_node = tempfile::tempdir().unwrap();
+    let no_node_path = no_node.path().to_str().unwrap().to_owned();
+
+    let mut s = Session::start(
+        Path::new(BIN),
+        &[("SKILLS_DIR", &dir), ("PATH", &no_node_path)],
+    );
+    let pin = resolved_node(&mut s);
+    let compiled_pin = option_env!("SKILL_MCP_NODE")
+        .map(std::path::PathBuf::from)
+        .filter(|p| {
+            use std::os::unix::fs::PermissionsExt;
+            p.metadata()
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        });
+    assert_eq!(
+        pin, compiled_pin,
+        "with no node on PATH the server must resolve node to its build-time pin, and to nothing without one"
+    );
+
+    // What the server spawns, where the test puts it, and the PATH it boots with.
+    let (server, staged, target, path) = match pin {
+        None => {
+            eprintln!(
+                "this build has no node pin: it resolves node from the boot PATH, so node's removal from that PATH is staged"
+            );
+            s.finish();
+            let target = which_node();
+            let bin_dir = tempfile::tempdir().unwrap();
+            let staged = bin_dir.path().join("node");
+            let path = format!("{}:/usr/bin:/bin", bin_dir.path().display());
+            (BIN.into(), staged, target, (path, bin_dir))
+        }
+        Some(pin) => {
+            // A pinned build never looks at PATH: it runs with none there.
+            next_call_served(&mut s);
+            s.finish();
+            let binary = std::fs::read(BIN).unwrap();
+            let pin_bytes = pin.as_os_str().as_encoded_bytes();
+            assert!(
+                find(&binary, pin_bytes).is_some(),
+                "{} is not in the server binary, so it is no build-time pin",
+                pin.display()
+            );
+            // The pinned file lives in the read-only Nix store, so the test
+            // cannot remove it. It removes it from a copy of the server whose
+            // pin is re-pointed, byte for byte, at a path of the same length
+            // that the test controls: same code, only the pinned path differs.
+            // A short directory of its own (`<tmp>/nXXXXX`, holding `n`), in
+            // TMPDIR or else /tmp, whichever is short enough.
+            let work = [std::env::temp_dir(), "/tmp".into()]
+                .into_iter()
+                .filter(|tmp| tmp.as_os_str().len() + "/nXXXXX/n".len() <= pin_bytes.len())
+                .find_map(|tmp| {
+                    tempfile::Builder::new()
+                        .prefix("n")
+                        .rand_bytes(5)
+                        .tempdir_in(tmp)
+                        .ok()
+                });
+            let Some(work) = work else {
+                eprintln!(
+                    "NOT STAGED: the pin {} is too short for a path this test controls (in TMPDIR or /tmp) to take its place in a copy of the server; asserted only that this pinned build runs with no node on PATH",
+                    pin.display()
+                );
+                return;
+            };
+            let base = work.path().join("n");
+            let base = base.to_str().unwrap();
+            let pad = pin_bytes.len() - base.len();
+            // Repeated slashes name the same file, so the path is padded with them.
+            let staged = std::path::PathBuf::from(format!("{}{base}", "/".repeat(pad)));
+            let copy = work.path().join("skill-mcp");
+            std::fs::write(
+                &copy,
+                replace_all(&binary, pin_bytes, staged.to_str().unwrap().as_bytes()),
+            )
+            .unwrap();
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).unwrap();
+            eprintln!(
+                "this build pins node at {}: PATH plays no part, and the pinned file's removal is staged on a copy of the server pinned at {}",
+                pin.display(),
+                staged.display()
+            );
+            (copy, staged, pin, (no_node_path.clone(), work))
+        }
+    };
+    std::os::unix::fs::symlink(&target, &staged).unwrap();
+    let mut s = Session::start(&server, &[("SKILLS_DIR", &dir), ("PATH", &path.0)]);
+    assert_eq!(
+        resolved_node(&mut s),
+        Some(staged.clone()),
+        "the server does not spawn the staged node, so removing it would prove nothing"
+    );
     next_call_served(&mut s);
-    std::fs::remove_file(bin_dir.path().join("node")).unwrap();
+    std::fs::remove_file(&staged).unwrap();
     let r = run(&mut s, "ok.js", &[]);
     assert_eq!(r["isError"], true, "{r}");
     assert!(
@@ -160,16 +259,57 @@ fn node_missing_at_run_time_is_a_clear_error() {
             .contains("could not start"),
         "{r}"
     );
-    std::os::unix::fs::symlink(&node, bin_dir.path().join("node")).unwrap();
+    std::os::unix::fs::symlink(&target, &staged).unwrap();
     next_call_served(&mut s);
     s.finish();
+}
+
+/// The node this server resolved at boot, from its own report: `None` when
+/// skill_list says ok.js cannot run because node is not installed, else the
+/// interpreter path (argv[0]) of a dry run of ok.js.
+fn resolved_node(s: &mut Session) -> Option<std::path::PathBuf> {
+    let list = s.tool("skill_list", json!({}));
+    let skill = &list["skills"][0];
+    let unavailable = skill["unavailableScripts"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    if let Some(u) = unavailable.iter().find(|u| u["script"] == "ok.js") {
+        let reason = u["reason"].as_str().unwrap_or_default();
+        assert!(reason.contains("not installed"), "{skill}");
+        return None;
+    }
+    let r = s.request(
+        "tools/call",
+        json!({"name": "skill_run", "arguments": {"name": "s", "script": "ok.js"}}),
+    );
+    let argv0 = r["result"]["structuredContent"]["willRun"]["argv"][0]
+        .as_str()
+        .unwrap_or_else(|| panic!("no dry-run argv: {r}"));
+    Some(argv0.into())
 }
 
 fn which_node() -> std::path::PathBuf {
     std::env::split_paths(&std::env::var_os("PATH").unwrap())
         .map(|d| d.join("node"))
         .find(|p| p.exists())
-        .expect("node on PATH")
+        .expect("node on PATH (this build resolves node from PATH, and this test links to it)")
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+/// `bytes` with every `from` replaced by `to`, of the same length.
+fn replace_all(bytes: &[u8], from: &[u8], to: &[u8]) -> Vec<u8> {
+    assert_eq!(from.len(), to.len());
+    let mut out = bytes.to_vec();
+    let mut at = 0;
+    while let Some(i) = find(&out[at..], from) {
+        out[at + i..at + i + to.len()].copy_from_slice(to);
+        at += i + to.len();
+    }
+    out
 }
 
 #[test]

@@ -119,10 +119,12 @@
           rust-analyzer = pkg "rust-analyzer";
           cargo-nextest = pkg "cargo-nextest";
           cargo-insta = pkg "cargo-insta";
+          cargo-mutants = pkg "cargo-mutants";
         }
         // lib.optionalAttrs isLinux {
           util-linux = pkg "util-linux";
           valgrind = pkg "valgrind";
+          strace = pkg "strace";
         };
     in
     {
