@@ -139,7 +139,7 @@ fn script_faults_are_results_and_release_the_lock() {
     s.finish();
 }
 
-/// HARD-004: the interpreter's executable goes missing while the server
+/// HARD-003: the interpreter's executable goes missing while the server
 /// runs. The set is resolved once at boot (src/interpreters.rs): a path
 /// pinned at build time (`SKILL_MCP_NODE`, as the Nix packages do) when it
 /// is executable, else the first `node` on the boot PATH. Which of the two
