@@ -113,6 +113,50 @@ impl Session {
     }
 }
 
+/// Requests that overlap: a reply is waited for by id while other replies
+/// are kept rather than dropped (a `skill_run` in flight while `skill_list`
+/// is polled).
+impl Session {
+    /// Sends a request without waiting; returns its id for `reply_to`.
+    pub fn send_request(&mut self, method: &str, params: Value) -> u64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        id
+    }
+
+    /// The reply with `id`, from `kept` or from the wire within `within`;
+    /// any other reply read meanwhile is pushed onto `kept`. `None` when
+    /// none came in time.
+    pub fn reply_to(&mut self, id: u64, kept: &mut Vec<Value>, within: Duration) -> Option<Value> {
+        if let Some(i) = kept.iter().position(|v| v["id"] == json!(id)) {
+            return Some(kept.remove(i));
+        }
+        let deadline = std::time::Instant::now() + within;
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            let line = self.lines.recv_timeout(left).ok()?;
+            let v: Value = serde_json::from_str(&line).expect("stdout carries JSON only");
+            if v["id"] == json!(id) {
+                return Some(v);
+            }
+            if v.get("id").is_some() {
+                kept.push(v);
+            }
+        }
+    }
+
+    /// `tool`, keeping any other reply that arrives meanwhile in `kept`.
+    pub fn tool_keeping(&mut self, name: &str, args: Value, kept: &mut Vec<Value>) -> Value {
+        let id = self.send_request("tools/call", json!({"name": name, "arguments": args}));
+        let r = self
+            .reply_to(id, kept, Duration::from_secs(20))
+            .expect("a reply within 20 s");
+        assert_ne!(r["result"]["isError"], json!(true), "{r}");
+        r["result"]["structuredContent"].clone()
+    }
+}
+
 impl Drop for Session {
     fn drop(&mut self) {
         let _ = self.child.kill();
