@@ -369,24 +369,80 @@ mod tests {
             prop_assert!(check_str(&path).is_err(), "accepted {:?}", path);
         }
 
-        /// Any path passing the string check that resolves, resolves inside.
+        /// Whatever the fence opens is a regular file inside the skill,
+        /// over generated trees whose symlinks (chained, relative with
+        /// `..`, absolute, dangling, to directories) lead inside, outside
+        /// or nowhere (spec FENCE-002, FENCE-003). The oracle does not
+        /// trust the fence: every file's bytes say where it lives, so an
+        /// opened file must read `in:`.
         #[test]
-        fn passing_paths_resolve_inside(segs in prop::collection::vec("[a-z.]{1,3}", 1..4)) {
-            let dir = tempfile::tempdir().map_err(|e| TestCaseError::fail(e.to_string()))?;
-            let skill = fs::canonicalize(dir.path()).map_err(|e| TestCaseError::fail(e.to_string()))?;
-            let path = segs.join("/");
-            if check_str(&path).is_ok() {
-                let full = skill.join(&path);
+        fn whatever_opens_is_a_regular_file_inside(
+            links in prop::collection::vec((any::<bool>(), 0usize..LINK_TARGETS.len()), 0..6),
+            segs in prop::collection::vec(prop::sample::select(PATH_SEGMENTS.to_vec()), 1..4),
+        ) {
+            let fail = |e: io::Error| TestCaseError::fail(e.to_string());
+            let base = tempfile::tempdir().map_err(fail)?;
+            let base = fs::canonicalize(base.path()).map_err(fail)?;
+            let skill = base.join("skill");
+            for (path, bytes) in [
+                ("skill/a", "in:a"),
+                ("skill/d/b", "in:d/b"),
+                ("skill/d/f", "in:d/f"),
+                ("out/a", "out:a"),
+                ("out/d/b", "out:d/b"),
+                ("secret", "out:secret"),
+            ] {
+                let full = base.join(path);
                 if let Some(parent) = full.parent() {
-                    let _ = fs::create_dir_all(parent);
+                    fs::create_dir_all(parent).map_err(fail)?;
                 }
-                let _ = fs::write(&full, b"x");
-                if let Ok((real, _)) = resolve(&skill, &path) {
-                    prop_assert!(real.starts_with(&skill));
-                }
+                fs::write(&full, bytes).map_err(fail)?;
+            }
+            let secret = base.join("secret");
+            for (i, (in_sub, t)) in links.iter().enumerate() {
+                let at = if *in_sub { skill.join("d") } else { skill.clone() };
+                let target = match LINK_TARGETS[*t] {
+                    "ABSOLUTE" => secret.clone(),
+                    other => PathBuf::from(other),
+                };
+                std::os::unix::fs::symlink(&target, at.join(format!("l{i}"))).map_err(fail)?;
+            }
+            let path = segs.join("/");
+            if let Ok(opened) = open(&skill, &path) {
+                prop_assert!(opened.real.starts_with(&skill), "{path:?} opened {:?}", opened.real);
+                prop_assert!(opened.meta.is_file(), "{path:?} is not a regular file");
+                let mut text = String::new();
+                let mut file = opened.file;
+                io::Read::read_to_string(&mut file, &mut text).map_err(fail)?;
+                prop_assert!(text.starts_with("in:"), "{path:?} read {text:?} (links {links:?})");
             }
         }
     }
+
+    /// Link targets for the generated trees: inside, outside through `..`,
+    /// back inside through `..`, absolute (`ABSOLUTE` becomes a path out of
+    /// the skill), chains to other links, a directory, and nothing.
+    const LINK_TARGETS: &[&str] = &[
+        "a",
+        "d",
+        "d/b",
+        "../out/a",
+        "../out",
+        "../out/d",
+        "../secret",
+        "../skill/a",
+        "../a",
+        "ABSOLUTE",
+        "l0",
+        "l1",
+        "l2",
+        "missing",
+        ".",
+        "..",
+    ];
+
+    /// Path segments, for paths through files, directories and links.
+    const PATH_SEGMENTS: &[&str] = &["a", "b", "d", "f", "l0", "l1", "l2", "l3", "l4", "l5"];
 
     #[test]
     fn symlink_out_of_the_skill_is_refused_and_inside_is_served() {
