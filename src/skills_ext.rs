@@ -168,12 +168,19 @@ impl SkillsDoor {
     }
 
     /// One skill as SEP-2640 describes it: SKILL.md's frontmatter as it is
-    /// on disk now, and the manifest with digests, in manifest order.
+    /// on disk now, and the manifest with digests, in manifest order. An
+    /// edit since the scan that SEP-2640 cannot carry under the scanned
+    /// name is refused here in its own words (SKX-011), never handed to
+    /// rmcp as an entry whose URI disagrees with its name.
     fn entry(&self, catalog: &Catalog, si: usize) -> Result<SkxSkill, McpError> {
         let skill = &catalog.skills[si];
         let changed = |why: String| {
             McpError::internal_error(
-                format!("SKILL.md of {:?} changed since boot: {why}", skill.name),
+                format!(
+                    "SKILL.md of {:?} changed since the catalog was scanned: {why}; \
+                     a rescan (SIGHUP, or --watch) picks the edit up (SKX-011)",
+                    skill.name
+                ),
                 None,
             )
         };
@@ -199,6 +206,14 @@ impl SkillsDoor {
         let (Some(name), Some(description)) = (name, description) else {
             return Err(changed("its name or description is gone".into()));
         };
+        if name != skill.name {
+            return Err(changed(format!(
+                "its frontmatter name is now {name:?}, not the directory name it was served under"
+            )));
+        }
+        if description.trim().is_empty() {
+            return Err(changed("its description is now empty".into()));
+        }
         let mut files = Vec::with_capacity(skill.files.len());
         for (fi, f) in skill.files.iter().enumerate() {
             let (size, digest) = self.digest(catalog, si, fi).map_err(|e| {
@@ -233,10 +248,22 @@ impl SkillsDoor {
     ) -> Result<ListSkillsResult, McpError> {
         let start = parse_cursor(cursor, self.served.len())?;
         let end = (start + SKILLS_PAGE_SIZE).min(self.served.len());
+        // One skill edited (or a file removed) since the scan costs only
+        // its own entry on this page, never the page (SKX-011).
         let skills = self.served[start..end]
             .iter()
-            .map(|&si| self.entry(catalog, si))
-            .collect::<Result<_, _>>()?;
+            .filter_map(|&si| match self.entry(catalog, si) {
+                Ok(entry) => Some(entry),
+                Err(e) => {
+                    tracing::warn!(
+                        skill = %catalog.skills[si].name,
+                        "skills/list leaves this skill out: {}",
+                        e.message
+                    );
+                    None
+                }
+            })
+            .collect();
         let mut r = ListSkillsResult::with_all_items(skills);
         r.next_cursor = (end < self.served.len()).then(|| end.to_string());
         Ok(r)
