@@ -697,6 +697,33 @@ mod tests {
         assert_eq!(got, reasons, "{:?}", c.problems);
     }
 
+    /// A file symlink leading out of a skill (DISC-011): reported, and the
+    /// skill is still served without it. (An unreadable SKILL.md needs an
+    /// unprivileged user, which these tests may not be: conformance/DISC-008
+    /// runs the server under setpriv for it.)
+    #[test]
+    fn a_symlink_leading_out_of_a_skill_is_reported_and_the_skill_served() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("r");
+        write(&root, "a/SKILL.md", &ok("a"));
+        write(&root, "a/inside.txt", "x");
+        write(tmp.path(), "secret.txt", "s");
+        std::os::unix::fs::symlink(tmp.path().join("secret.txt"), root.join("a/leak.txt")).unwrap();
+        std::os::unix::fs::symlink("inside.txt", root.join("a/alias.txt")).unwrap();
+        let c = scan_of(&root);
+        let names: Vec<&str> = c.skills.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["a"]);
+        let files: Vec<&str> = c.skills[0].files.iter().map(|f| &*f.path).collect();
+        assert!(!files.contains(&"leak.txt"), "{files:?}");
+        assert!(files.contains(&"alias.txt"), "{files:?}");
+        let got: Vec<(Reason, bool)> = c
+            .problems
+            .iter()
+            .map(|p| (p.reason, p.path.ends_with("a/leak.txt")))
+            .collect();
+        assert_eq!(got, [(Reason::SymlinkEscape, true)], "{:?}", c.problems);
+    }
+
     #[test]
     fn duplicates_across_roots_are_both_refused() {
         let a = tempfile::tempdir().unwrap();

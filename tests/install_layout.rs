@@ -41,8 +41,12 @@ fn the_checkout_binary_serves_the_checkout_skills() {
     s.finish();
 }
 
+/// The default root can only be missing when the checkout the binary was
+/// built from is gone, so this checks what an installed binary does with a
+/// root it was pointed at that is not there (CONF-004): a problem naming
+/// the root, and a working server.
 #[test]
-fn a_missing_bundled_directory_is_a_problem_that_says_what_to_set() {
+fn an_installed_binary_with_a_missing_root_reports_it_and_serves() {
     let prefix = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(prefix.path().join("bin")).unwrap();
     // share/ exists but holds a file where the skills directory should be.
@@ -52,5 +56,16 @@ fn a_missing_bundled_directory_is_a_problem_that_says_what_to_set() {
     let mut s = Session::start(&bin, &[("SKILLS_DIR", "/definitely/not/here")]);
     let list = s.tool("skill_list", json!({}));
     assert_eq!(list["problems"][0]["reason"], "root-unreadable");
+    assert_eq!(
+        list["problems"][0]["path"], "/definitely/not/here",
+        "{list}"
+    );
+    assert!(
+        list["problems"][0]["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains("could not be read")),
+        "{list}"
+    );
+    assert_eq!(list["skills"], json!([]));
     s.finish();
 }
