@@ -61,7 +61,7 @@ struct Settings {
     only: Vec<String>,
 }
 
-const PHASES: &[&str] = &["boot", "trips", "run", "mixed"];
+const PHASES: &[&str] = &["boot", "trips", "run", "mixed", "rescan"];
 
 impl Settings {
     fn runs(&self, phase: &str) -> bool {
@@ -117,7 +117,10 @@ impl Settings {
                          --fresh         regenerate the skill trees kept in the target directory\n\
                          --sizes N,..    tree sizes (default 100,1000,10000); skill_run and the mixed\n\
                          \x20               calls run on the largest; targets are judged at 10,000 only\n\
-                         --only PHASE,.. boot, trips, run, mixed (default: all)\n\n\
+                         --only PHASE,.. boot, trips, run, mixed, rescan (default: all)\n\n\
+                         SKILL_MCP_BENCH_BASELINE=PATH also boots another build of the server\n\
+                         (e.g. one from before a change) interleaved with this one, for a\n\
+                         boot-time comparison on the same trees.\n\
                          SKILL_MCP_BENCH_WRAP=\"cmd args\" runs the server under a wrapper (e.g.\n\
                          \"env MALLOC_ARENA_MAX=2\" or \"heaptrack -o FILE\"; RSS is read from\n\
                          the server process under it, timings include the wrapper's overhead)"
@@ -429,6 +432,11 @@ struct Server {
 
 impl Server {
     fn spawn(root: &Path) -> Server {
+        Server::spawn_bin(Path::new(SERVER), root)
+    }
+
+    /// `bin` over `root`: the server measured, or a baseline build of it.
+    fn spawn_bin(bin: &Path, root: &Path) -> Server {
         // SKILL_MCP_BENCH_WRAP: a command (and its arguments) to run the
         // server under, for profiling or allocator experiments.
         let wrap: Vec<String> = std::env::var("SKILL_MCP_BENCH_WRAP")
@@ -439,10 +447,10 @@ impl Server {
         let mut cmd = match wrap.split_first() {
             Some((w, rest)) => {
                 let mut c = Command::new(w);
-                c.args(rest).arg(SERVER);
+                c.args(rest).arg(bin);
                 c
             }
-            None => Command::new(SERVER),
+            None => Command::new(bin),
         };
         cmd.env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
@@ -454,7 +462,7 @@ impl Server {
         let spawned = Instant::now();
         let mut child = cmd
             .spawn()
-            .unwrap_or_else(|e| panic!("the server {SERVER} does not start: {e}"));
+            .unwrap_or_else(|e| panic!("the server {} does not start: {e}", bin.display()));
         let stdout = child.stdout.take().expect("stdout is piped");
         let (tx, replies) = channel();
         // A wrapper (heaptrack, say) may print to stdout too; the server
@@ -547,6 +555,30 @@ impl Server {
             }
             self.early.insert(got, (at, len, v));
         }
+    }
+
+    /// Waits for a notification named `method`, keeping replies for later;
+    /// returns when its line was read.
+    fn wait_notification(&mut self, method: &str) -> Instant {
+        loop {
+            let (at, len, v) = match self.replies.recv_timeout(REPLY_TIMEOUT) {
+                Ok(r) => r,
+                Err(e) => panic!("no {method} within {REPLY_TIMEOUT:?}: {e:?}"),
+            };
+            if v.get("method").and_then(Value::as_str) == Some(method) {
+                return at;
+            }
+            if let Some(got) = v.get("id").and_then(Value::as_u64) {
+                self.early.insert(got, (at, len, v));
+            }
+        }
+    }
+
+    /// Open file descriptors of the server (`/proc/<pid>/fd`).
+    fn fd_count(&self) -> usize {
+        fs::read_dir(format!("/proc/{}/fd", self.server_pid()))
+            .expect("read the server's /proc fd directory")
+            .count()
     }
 
     /// A request and its reply; the round trip and the reply's `result`.
@@ -642,6 +674,8 @@ enum Target {
     MibUnder(f64),
     /// Under this ratio.
     RatioUnder(f64),
+    /// At most this count.
+    CountAtMost(f64),
 }
 
 struct Row {
@@ -666,6 +700,7 @@ impl Table {
             Target::MsUnder(x) => (format!("< {x} ms"), Some(value < x)),
             Target::MibUnder(x) => (format!("< {x} MiB"), Some(value < x)),
             Target::RatioUnder(x) => (format!("< {x}×"), Some(value < x)),
+            Target::CountAtMost(x) => (format!("≤ {x}"), Some(value <= x)),
         };
         let verdict = match pass {
             None => "",
@@ -773,6 +808,22 @@ fn boots(s: &Settings, tree: &Tree, size: &str, t: &mut Table, judged: bool) {
         sv.initialize();
         sv.tool("skill_list", json!({}));
     }
+    let baseline = std::env::var_os("SKILL_MCP_BENCH_BASELINE").map(PathBuf::from);
+    let base_boot = |bin: &Path| {
+        let mut sv = Server::spawn_bin(bin, &tree.root);
+        sv.initialize();
+        let (id, _) = sv.send("tools/call", json!({"name": "skill_list", "arguments": {}}));
+        let (at, v) = sv.wait(id);
+        let n = ok("skill_list", v)["structuredContent"]["skills"]
+            .as_array()
+            .map_or(0, Vec::len);
+        assert_eq!(n, tree.names.len(), "the baseline serves every skill too");
+        ms(at - sv.spawned)
+    };
+    if let Some(b) = &baseline {
+        base_boot(b);
+    }
+    let mut base_first = Vec::new();
     let floors: Vec<f64> = (0..s.boots).map(|_| ms(floor(tree))).collect();
     let mut init = Vec::new();
     let mut first = Vec::new();
@@ -795,6 +846,27 @@ fn boots(s: &Settings, tree: &Tree, size: &str, t: &mut Table, judged: bool) {
         let (d, r) = sv.call("skills/list", json!({}));
         assert!(r["skills"].as_array().is_some_and(|a| !a.is_empty()), "{r}");
         skx_cold.push(ms(d));
+        drop(sv);
+        // Interleaved, so drift in the machine's load hits both builds.
+        if let Some(b) = &baseline {
+            base_first.push(base_boot(b));
+        }
+    }
+    if let Some(b) = &baseline {
+        t.ms(
+            &format!("boot → first skill_list, baseline {}", b.display()),
+            size,
+            &base_first,
+            Target::None,
+        );
+        t.add(
+            "boot → first skill_list, this build ÷ baseline",
+            size,
+            median(&first) / median(&base_first),
+            String::from("medians"),
+            "×",
+            Target::None,
+        );
     }
     let fl = median(&floors);
     let boot = median(&first);
@@ -955,6 +1027,7 @@ fn trips(s: &Settings, tree: &Tree, size: &str, t: &mut Table, judged: bool) {
         .collect();
     t.ms("resources/list first page", size, &page, Target::None);
     let mut walks = Vec::new();
+    let mut largest_page = 0;
     for _ in 0..s.walks {
         let start = Instant::now();
         let mut seen = 0;
@@ -965,6 +1038,7 @@ fn trips(s: &Settings, tree: &Tree, size: &str, t: &mut Table, judged: bool) {
                 None => json!({}),
             };
             let (_, r) = sv.call("resources/list", params);
+            largest_page = largest_page.max(sv.last_len);
             seen += r["resources"].as_array().map_or(0, Vec::len);
             match r["nextCursor"].as_str() {
                 Some(c) => cursor = Some(c.to_owned()),
@@ -979,6 +1053,32 @@ fn trips(s: &Settings, tree: &Tree, size: &str, t: &mut Table, judged: bool) {
         size,
         &walks,
         Target::None,
+    );
+    t.note(
+        "resources/list largest page on the wire",
+        size,
+        format!("{:.1} KiB", largest_page as f64 / 1024.0),
+        String::from("500 items a page"),
+    );
+    let mut largest_prompts = 0;
+    let mut cursor: Option<String> = None;
+    loop {
+        let params = match &cursor {
+            Some(c) => json!({"cursor": c}),
+            None => json!({}),
+        };
+        let (_, r) = sv.call("prompts/list", params);
+        largest_prompts = largest_prompts.max(sv.last_len);
+        match r["nextCursor"].as_str() {
+            Some(c) => cursor = Some(c.to_owned()),
+            None => break,
+        }
+    }
+    t.note(
+        "prompts/list largest page on the wire",
+        size,
+        format!("{:.1} KiB", largest_prompts as f64 / 1024.0),
+        String::from("500 items a page"),
     );
 
     // SEP-2640 skills/list first page: the first call digests its files
@@ -1106,6 +1206,67 @@ fn run_overhead(s: &Settings, tree: &Tree, size: &str, t: &mut Table) {
     );
 }
 
+/// A probe skill the rescan phase adds and removes; never part of a kept
+/// tree (it is removed before the tree is measured and after each pair).
+const PROBE: &str = "zz-rescan-probe";
+
+/// Rescan time (issue "Reload"): a skill is added (then removed), SIGHUP
+/// is sent, and the time runs until the server's
+/// `notifications/prompts/list_changed` says the new snapshot is in: the
+/// whole scan, the comparison with the old snapshot and the swap.
+fn rescans(s: &Settings, tree: &Tree, size: &str, t: &mut Table) {
+    let probe = tree.root.join(PROBE);
+    let _ = fs::remove_dir_all(&probe);
+    let mut sv = Server::spawn(&tree.root);
+    sv.initialize();
+    sv.tool("skill_list", json!({}));
+    let pid = nix::unistd::Pid::from_raw(sv.server_pid() as i32);
+    let hup = |sv: &mut Server| {
+        let t0 = Instant::now();
+        nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGHUP).expect("SIGHUP the server");
+        ms(sv.wait_notification("notifications/prompts/list_changed") - t0)
+    };
+    let mut added = Vec::new();
+    let mut removed = Vec::new();
+    for _ in 0..s.boots.min(5) {
+        fs::create_dir_all(&probe).expect("make the probe skill");
+        fs::write(
+            probe.join("SKILL.md"),
+            "---\nname: zz-rescan-probe\ndescription: Added by the benchmark.\n---\nProbe.\n",
+        )
+        .expect("write the probe skill");
+        added.push(hup(&mut sv));
+        fs::remove_dir_all(&probe).expect("remove the probe skill");
+        removed.push(hup(&mut sv));
+    }
+    let (_, list) = sv.tool("skill_list", json!({}));
+    let n = list["skills"].as_array().map_or(0, Vec::len);
+    assert_eq!(n, tree.names.len(), "the probe is gone again");
+    assert_eq!(
+        list["generation"].as_u64(),
+        Some(1 + 2 * added.len() as u64),
+        "every rescan was swapped in: {}",
+        list["generation"]
+    );
+    let all: Vec<f64> = added.iter().chain(&removed).copied().collect();
+    t.ms(
+        "rescan: SIGHUP → list_changed (a skill added or removed)",
+        size,
+        &all,
+        Target::None,
+    );
+    // Every trigger waits out the same trailing debounce before scanning
+    // (src/reload.rs), so the rescan's own work is what is left over.
+    let debounce = ms(skill_mcp::reload::DEBOUNCE);
+    let work: Vec<f64> = all.iter().map(|x| x - debounce).collect();
+    t.ms(
+        &format!("  of which the rescan itself (less the {debounce:.0} ms debounce)"),
+        size,
+        &work,
+        Target::None,
+    );
+}
+
 /// RSS across many mixed calls on one server: after boot, after the first
 /// tenth of the calls (warm), at the end, and the peak.
 fn flat(s: &Settings, tree: &Tree, size: &str, t: &mut Table, judged: bool) -> Vec<(usize, f64)> {
@@ -1113,6 +1274,7 @@ fn flat(s: &Settings, tree: &Tree, size: &str, t: &mut Table, judged: bool) -> V
     sv.initialize();
     sv.tool("skill_list", json!({}));
     let start = mib(sv.status_kib("VmRSS"));
+    let fds_start = sv.fd_count();
     let paths: Vec<String> = bundle_files()
         .iter()
         .map(|(p, _)| (*p).to_owned())
@@ -1227,7 +1389,20 @@ fn flat(s: &Settings, tree: &Tree, size: &str, t: &mut Table, judged: bool) -> V
     );
     let end = mib(sv.status_kib("VmRSS"));
     let peak = mib(sv.status_kib("VmHWM"));
+    let fds_end = sv.fd_count();
     let calls = fmt_count(s.mixed_calls);
+    t.add(
+        &format!("open fds, after boot → after {calls} mixed calls (no leak: growth 0)"),
+        size,
+        fds_end as f64 - fds_start as f64,
+        format!("{fds_start} → {fds_end}"),
+        "fds",
+        if judged {
+            Target::CountAtMost(0.0)
+        } else {
+            Target::None
+        },
+    );
     t.note(
         &format!("RSS across {calls} mixed calls ({runs} real runs): start / end / peak"),
         size,
@@ -1324,6 +1499,11 @@ fn main() {
         if n == largest && s.runs("mixed") {
             rss_series = flat(&s, &tree, &size, &mut t, judged);
             stamp("mixed calls");
+        }
+        // After every other phase: the probe it adds never meets a floor.
+        if s.runs("rescan") {
+            rescans(&s, &tree, &size, &mut t);
+            stamp("rescans");
         }
     }
     println!();
