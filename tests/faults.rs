@@ -341,6 +341,12 @@ fn running_out_of_file_descriptors_is_an_error_not_a_crash() {
         }
         let r = run(&mut s, "ok.js", &[]);
         if r["isError"] == true {
+            // Refused in words that say why, not a bare failure.
+            let text = r.to_string();
+            assert!(
+                text.contains("open files") || text.contains("could not start"),
+                "{r}"
+            );
             errors += 1;
         }
     }

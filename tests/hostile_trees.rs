@@ -233,6 +233,15 @@ fn hostile_skill_md_and_a_skills_file() {
             "{dir}: {list}"
         );
     }
+    // A file named `skills` is no layout-3 directory and no skill candidate
+    // (only directories are, DISC-001): nothing is refused, so nothing is
+    // reported for it, and the four above are the only problems.
+    assert_eq!(ps.len(), 4, "{list}");
+    assert!(
+        !ps.iter()
+            .any(|p| p["path"].as_str().unwrap().ends_with("/skills")),
+        "{list}"
+    );
 }
 
 #[test]
