@@ -89,3 +89,32 @@ fn the_python_sdk_reads_every_surface_and_runs() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// What the README's serve command serves (the bundled skills/, no root
+/// variable set), through the same third-party client.
+#[test]
+fn the_python_sdk_uses_the_bundled_skill_as_the_serve_command_serves_it() {
+    let python = std::env::var_os("SKILL_MCP_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/.venv/bin/python")));
+    assert!(
+        python.exists(),
+        "no Python with the MCP SDK at {}",
+        python.display()
+    );
+    let out = Command::new(&python)
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/clients/python_bundled.py"
+        ))
+        .arg(env!("CARGO_BIN_EXE_skill-mcp"))
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/skills"))
+        .output()
+        .expect("python runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("ALL OK"),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
