@@ -19,7 +19,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use clap::Parser;
 
@@ -89,6 +89,7 @@ fn write_golden(case: &Case, g: &Golden) -> Result<&'static str, String> {
 }
 
 fn main() -> ExitCode {
+    let began = Instant::now();
     let cli = Cli::parse();
 
     let cases_dir = cli.cases.clone().unwrap_or_else(default_cases_dir);
@@ -307,7 +308,15 @@ fn main() -> ExitCode {
     }
 
     match cli.format {
-        Format::Text => out(&report::text_footer(&reports, cli.bless)),
+        Format::Text => {
+            // Said before the closing count, which stays the last line.
+            out(&format!(
+                "wall time: {:.1} s, {} case(s) at a time\n",
+                began.elapsed().as_secs_f64(),
+                cli.jobs
+            ));
+            out(&report::text_footer(&reports, cli.bless))
+        }
         Format::Json => {
             let v = report::json_report(&header, &reports);
             out(&format!(
