@@ -269,7 +269,16 @@ impl Scan {
             if parent == root && name == OsStr::new("skills") && at.is_dir() && !has_skill_md(&at) {
                 continue;
             }
-            let real = match fs::canonicalize(&at) {
+            // `parent` is already real, so a directory entry (not a
+            // symlink) is its own real path; only a symlink needs resolving.
+            // Skipping realpath here saves a readlink per ancestor of every
+            // skill directory at boot.
+            let resolved = if ft.is_dir() {
+                Ok(at.clone())
+            } else {
+                fs::canonicalize(&at)
+            };
+            let real = match resolved {
                 Ok(r) => r,
                 Err(e) => {
                     self.problems.push(Problem::new(
@@ -695,6 +704,38 @@ mod tests {
         }
         let got: Vec<Reason> = c.problems.iter().map(|p| p.reason).collect();
         assert_eq!(got, reasons, "{:?}", c.problems);
+    }
+
+    /// The SKILL.md read cap, from both sides (FM-004, LOAD-003): the
+    /// largest SKILL.md the rules allow — a BOM, CRLF delimiters, a 64 KiB
+    /// block and a 1 MiB body — is read whole, and a larger one is read to
+    /// the cap and no further (the numbers are spelt out, not taken from
+    /// the constant under test).
+    #[test]
+    fn the_skill_md_cap_reads_the_largest_allowed_whole_and_no_more() {
+        let tmp = tempfile::tempdir().unwrap();
+        let yaml_len = 64 * 1024;
+        let mut yaml = String::from("name: a\ndescription: d\n");
+        while yaml.len() < yaml_len - 2 {
+            yaml.push_str("#\n");
+        }
+        yaml.truncate(yaml_len - 1);
+        yaml.push('\n');
+        let body = "b".repeat(1024 * 1024);
+        let largest = format!("\u{feff}---\r\n{yaml}---\r\n{body}");
+        let dir = tmp.path().join("largest");
+        fs::create_dir(&dir).unwrap();
+        fs::write(dir.join(SKILL_MD), &largest).unwrap();
+        let md = read_skill_md(&dir).unwrap();
+        assert!(!md.cut, "the largest allowed SKILL.md was cut");
+        assert_eq!(md.text.len(), largest.len());
+
+        let dir = tmp.path().join("over");
+        fs::create_dir(&dir).unwrap();
+        fs::write(dir.join(SKILL_MD), "x".repeat(3 * 1024 * 1024)).unwrap();
+        let md = read_skill_md(&dir).unwrap();
+        assert!(md.cut);
+        assert_eq!(md.text.len(), 64 * 1024 + 16 + 1024 * 1024);
     }
 
     /// A file symlink leading out of a skill (DISC-011): reported, and the

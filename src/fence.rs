@@ -190,6 +190,10 @@ fn regular(meta: &Metadata, rel: &str) -> Result<(), FenceError> {
 pub fn resolve(skill_dir: &Path, rel: &str) -> Result<(PathBuf, Metadata), FenceError> {
     let path = || rel.to_owned();
     check_str(rel).map_err(|rule| FenceError::Shape { path: path(), rule })?;
+    if let Some((real, meta)) = plain(skill_dir, rel) {
+        regular(&meta, rel)?;
+        return Ok((real, meta));
+    }
     let real = match fs::canonicalize(skill_dir.join(rel)) {
         Ok(real) => real,
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
@@ -221,6 +225,29 @@ pub fn resolve(skill_dir: &Path, rel: &str) -> Result<(PathBuf, Metadata), Fence
     })?;
     regular(&meta, rel)?;
     Ok((real, meta))
+}
+
+/// The common case of the realpath check, without realpath: when no
+/// component of `rel` is a symlink, the real path of `skill_dir/rel` is that
+/// path itself, because `skill_dir` is already real and the string check
+/// admits no `.` or `..` segment — so it is inside by construction. One
+/// lstat per segment of `rel` replaces a readlink of every ancestor of the
+/// skill, which dominated the boot scan (BENCHMARKS.md). `None` (a symlink
+/// on the way, or anything that does not stat) leaves the answer to
+/// canonicalize, with its errors. Whatever is checked here is verified
+/// again on the opened descriptor (FENCE-005).
+fn plain(skill_dir: &Path, rel: &str) -> Option<(PathBuf, Metadata)> {
+    let mut at = skill_dir.to_path_buf();
+    let mut last = None;
+    for segment in rel.split('/') {
+        at.push(segment);
+        let meta = fs::symlink_metadata(&at).ok()?;
+        if meta.file_type().is_symlink() {
+            return None;
+        }
+        last = Some(meta);
+    }
+    last.map(|meta| (at, meta))
 }
 
 /// A file the fence opened: the descriptor, the real path it was checked
