@@ -513,6 +513,35 @@ pub fn failed(o: &Outcome) -> bool {
 mod tests {
     use super::*;
 
+    /// RUN-016: the fenced-machine note is for every failure the README
+    /// names — a timeout (which ends in a kill), a signal, a non-zero exit
+    /// — and never for a clean exit. conformance/RUN-016 shows the note on
+    /// a non-zero exit through MCP; this pins the timeout and signal halves.
+    #[test]
+    fn a_timeout_a_signal_and_a_non_zero_exit_are_failures() {
+        let empty = || Captured {
+            text: String::new(),
+            encoding: "utf-8",
+            truncated: false,
+        };
+        let o = |exit_code: Option<i32>, signal: Option<&str>, timed_out: bool| Outcome {
+            exit_code,
+            signal: signal.map(str::to_owned),
+            timed_out,
+            duration_ms: 1,
+            stdout: empty(),
+            stderr: empty(),
+        };
+        assert!(failed(&o(None, Some("SIGTERM"), true)), "a timeout");
+        assert!(
+            failed(&o(Some(0), None, true)),
+            "a timeout the script outlived by exiting 0"
+        );
+        assert!(failed(&o(None, Some("SIGSEGV"), false)), "a signal");
+        assert!(failed(&o(Some(3), None, false)), "a non-zero exit");
+        assert!(!failed(&o(Some(0), None, false)), "a clean exit");
+    }
+
     #[test]
     fn args_are_capped_by_count_size_and_nul() {
         assert!(check_args(&vec!["a".into(); 64]).is_ok());
