@@ -903,6 +903,71 @@ mod tests {
         assert_eq!(split(&unclosed).unwrap_err().rule, FmRule::TooLarge);
     }
 
+    /// FM-004's boundary, from both of split's checks (the running one at
+    /// each line start and the final one at the closing line): a block of
+    /// exactly 64 KiB passes, one byte more is refused, and the refusal
+    /// says how many bytes it saw. The numbers are spelt out, not taken
+    /// from the constant under test.
+    #[test]
+    fn the_64_kib_cap_is_exact() {
+        let block = |len: usize| {
+            let mut yaml = String::from("name: a\ndescription: d\n");
+            let pad = len - yaml.len() - 1;
+            yaml.push_str(&"#".repeat(pad));
+            yaml.push('\n');
+            assert_eq!(yaml.len(), len);
+            yaml
+        };
+        // With a BOM and CRLF the block starts further into the file, which
+        // a cap on the offset instead of the block's length would miss.
+        for (open, close) in [("---\n", "---\n"), ("\u{feff}---\r\n", "---\r\n")] {
+            let at_cap = format!("{open}{}{close}body", block(65_536));
+            let s = split(&at_cap).unwrap();
+            assert_eq!(s.yaml.len(), 65_536);
+            assert_eq!(&at_cap[s.body_offset..], "body");
+            let over = format!("{open}{}{close}body", block(65_537));
+            let e = split(&over).unwrap_err();
+            assert_eq!(e.rule, FmRule::TooLarge);
+            assert!(e.message.contains("(at least 65537)"), "{}", e.message);
+        }
+        // An unclosed block is stopped by the running check at the first
+        // line start past the cap, and says where it got to.
+        let line = "a: b\n";
+        let unclosed = format!("---\n{}", line.repeat(65_536 / line.len() + 2));
+        let e = split(&unclosed).unwrap_err();
+        assert_eq!(e.rule, FmRule::TooLarge);
+        let seen = 65_536 / line.len() * line.len() + line.len();
+        assert!(
+            e.message.contains(&format!("(at least {seen})")),
+            "{}",
+            e.message
+        );
+    }
+
+    /// A refusal reads as its message and, when it has one, its position:
+    /// the `problems` detail and `skill-mcp check` both show it this way.
+    #[test]
+    fn a_refusal_shows_its_line_and_column() {
+        let at = FrontmatterError {
+            rule: FmRule::Syntax,
+            message: "did not find expected key".into(),
+            line: Some(3),
+            column: Some(7),
+        };
+        assert_eq!(
+            at.to_string(),
+            "did not find expected key (line 3, column 7)"
+        );
+        let nowhere = FrontmatterError {
+            line: None,
+            column: None,
+            ..at.clone()
+        };
+        assert_eq!(nowhere.to_string(), "did not find expected key");
+        let half = FrontmatterError { column: None, ..at };
+        assert_eq!(half.to_string(), "did not find expected key");
+    }
+
     #[test]
     fn a_syntax_error_inside_mcp_host_spares_the_rest() {
         let yaml =
