@@ -140,10 +140,9 @@ pub fn split(text: &str) -> Result<Split<'_>, FrontmatterError> {
                 newline_len(trimmed)
             };
             if let Some(nl) = end {
+                // Within the cap: the check at the top of this iteration
+                // measured this same block (FM-004).
                 let yaml = &text[yaml_start..pos];
-                if yaml.len() > MAX_FRONTMATTER_BYTES {
-                    return Err(too_large(yaml.len()));
-                }
                 let body_offset = pos + 3 + (after.len() - trimmed.len()) + nl;
                 return Ok(Split {
                     yaml,
