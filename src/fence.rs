@@ -471,6 +471,26 @@ mod tests {
     /// Path segments, for paths through files, directories and links.
     const PATH_SEGMENTS: &[&str] = &["a", "b", "d", "f", "l0", "l1", "l2", "l3", "l4", "l5"];
 
+    /// A link that loops is refused as what it is, not as a dangling
+    /// link or a missing file: only "not found" from realpath is read as
+    /// either of those.
+    #[test]
+    fn a_symlink_loop_is_refused_as_a_loop() {
+        let dir = tempfile::tempdir().unwrap();
+        let skill = fs::canonicalize(dir.path()).unwrap();
+        std::os::unix::fs::symlink("loop", skill.join("loop")).unwrap();
+        match resolve(&skill, "loop") {
+            Err(FenceError::Io { error, .. }) => {
+                assert_eq!(
+                    error.raw_os_error(),
+                    Some(nix::errno::Errno::ELOOP as i32),
+                    "{error}"
+                )
+            }
+            other => panic!("a loop was refused as {other:?}"),
+        }
+    }
+
     #[test]
     fn symlink_out_of_the_skill_is_refused_and_inside_is_served() {
         let dir = tempfile::tempdir().unwrap();

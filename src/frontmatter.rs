@@ -943,6 +943,31 @@ mod tests {
         );
     }
 
+    /// parse() holds the same 64 KiB cap for callers that did not split
+    /// (FM-004): exactly 65,536 bytes parse, one more is refused.
+    #[test]
+    fn parse_holds_the_cap_too() {
+        let block = |len: usize| {
+            let mut yaml = String::from("name: a\n");
+            yaml.push_str(&"#".repeat(len - yaml.len() - 1));
+            yaml.push('\n');
+            yaml
+        };
+        assert!(parse(&block(65_536), 2).is_ok());
+        assert_eq!(parse(&block(65_537), 2).unwrap_err().rule, FmRule::TooLarge);
+    }
+
+    /// The `mcp-host:` block's SKILL.md lines (1-based, inclusive), from
+    /// the YAML's own first line: the block runs to the line before the
+    /// next top-level key, comments and indented lines included.
+    #[test]
+    fn block_lines_are_skill_md_lines() {
+        let yaml = "name: a\nmcp-host:\n  version: 1\n# note\n  run: []\nlicense: MIT\n";
+        assert_eq!(block_lines(yaml, 2, "mcp-host"), Some((3, 6)));
+        assert_eq!(block_lines(yaml, 5, "mcp-host"), Some((6, 9)));
+        assert_eq!(block_lines("name: a\n", 2, "mcp-host"), None);
+    }
+
     /// A refusal reads as its message and, when it has one, its position:
     /// the `problems` detail and `skill-mcp check` both show it this way.
     #[test]
