@@ -966,6 +966,20 @@ mod tests {
         assert_eq!(block_lines(yaml, 2, "mcp-host"), Some((3, 6)));
         assert_eq!(block_lines(yaml, 5, "mcp-host"), Some((6, 9)));
         assert_eq!(block_lines("name: a\n", 2, "mcp-host"), None);
+        // A block that runs to the end of the YAML ends on its last line.
+        let last = "name: a\nmcp-host:\n  version: 1\n";
+        assert_eq!(block_lines(last, 2, "mcp-host"), Some((3, 5)));
+    }
+
+    /// Only an error inside the block is spared (DECL-002): a second
+    /// `mcp-host:` key is an error outside the first block, and blanking
+    /// the first would let the second declaration through, so the whole
+    /// frontmatter is refused instead.
+    #[test]
+    fn a_duplicated_mcp_host_block_is_refused_not_spared() {
+        let yaml = "mcp-host:\n  version: 1\nname: a\nmcp-host:\n  version: 1\n  run: []\n";
+        let err = parse_sparing_block(yaml, 2, "mcp-host").unwrap_err();
+        assert_eq!(err.rule, FmRule::DuplicateKey, "{err}");
     }
 
     /// A refusal reads as its message and, when it has one, its position:
