@@ -557,6 +557,26 @@ impl Server {
         }
     }
 
+    /// Walks a paginated list through every `nextCursor`: how many `key`
+    /// items it held, and the largest page on the wire in bytes.
+    fn walk(&mut self, method: &str, key: &str) -> (usize, usize) {
+        let (mut seen, mut largest) = (0, 0);
+        let mut cursor: Option<String> = None;
+        loop {
+            let params = match &cursor {
+                Some(c) => json!({"cursor": c}),
+                None => json!({}),
+            };
+            let (_, r) = self.call(method, params);
+            largest = largest.max(self.last_len);
+            seen += r[key].as_array().map_or(0, Vec::len);
+            match r["nextCursor"].as_str() {
+                Some(c) => cursor = Some(c.to_owned()),
+                None => return (seen, largest),
+            }
+        }
+    }
+
     /// Waits for a notification named `method`, keeping replies for later;
     /// returns when its line was read.
     fn wait_notification(&mut self, method: &str) -> Instant {
@@ -1030,21 +1050,8 @@ fn trips(s: &Settings, tree: &Tree, size: &str, t: &mut Table, judged: bool) {
     let mut largest_page = 0;
     for _ in 0..s.walks {
         let start = Instant::now();
-        let mut seen = 0;
-        let mut cursor: Option<String> = None;
-        loop {
-            let params = match &cursor {
-                Some(c) => json!({"cursor": c}),
-                None => json!({}),
-            };
-            let (_, r) = sv.call("resources/list", params);
-            largest_page = largest_page.max(sv.last_len);
-            seen += r["resources"].as_array().map_or(0, Vec::len);
-            match r["nextCursor"].as_str() {
-                Some(c) => cursor = Some(c.to_owned()),
-                None => break,
-            }
-        }
+        let (seen, largest) = sv.walk("resources/list", "resources");
+        largest_page = largest_page.max(largest);
         assert_eq!(seen, tree.files, "the walk sees every file once");
         walks.push(ms(start.elapsed()));
     }
@@ -1060,20 +1067,8 @@ fn trips(s: &Settings, tree: &Tree, size: &str, t: &mut Table, judged: bool) {
         format!("{:.1} KiB", largest_page as f64 / 1024.0),
         String::from("500 items a page"),
     );
-    let mut largest_prompts = 0;
-    let mut cursor: Option<String> = None;
-    loop {
-        let params = match &cursor {
-            Some(c) => json!({"cursor": c}),
-            None => json!({}),
-        };
-        let (_, r) = sv.call("prompts/list", params);
-        largest_prompts = largest_prompts.max(sv.last_len);
-        match r["nextCursor"].as_str() {
-            Some(c) => cursor = Some(c.to_owned()),
-            None => break,
-        }
-    }
+    let (prompts, largest_prompts) = sv.walk("prompts/list", "prompts");
+    assert_eq!(prompts, tree.names.len(), "the walk sees every skill once");
     t.note(
         "prompts/list largest page on the wire",
         size,

@@ -902,6 +902,16 @@ mod tests {
         assert_eq!(split(&unclosed).unwrap_err().rule, FmRule::TooLarge);
     }
 
+    /// A frontmatter block of exactly `len` bytes: a name, a description,
+    /// and a comment line padding it out.
+    fn block(len: usize) -> String {
+        let mut yaml = String::from("name: a\ndescription: d\n");
+        yaml.push_str(&"#".repeat(len - yaml.len() - 1));
+        yaml.push('\n');
+        assert_eq!(yaml.len(), len);
+        yaml
+    }
+
     /// FM-004's boundary, from both of split's checks (the running one at
     /// each line start and the final one at the closing line): a block of
     /// exactly 64 KiB passes, one byte more is refused, and the refusal
@@ -909,14 +919,6 @@ mod tests {
     /// from the constant under test.
     #[test]
     fn the_64_kib_cap_is_exact() {
-        let block = |len: usize| {
-            let mut yaml = String::from("name: a\ndescription: d\n");
-            let pad = len - yaml.len() - 1;
-            yaml.push_str(&"#".repeat(pad));
-            yaml.push('\n');
-            assert_eq!(yaml.len(), len);
-            yaml
-        };
         // With a BOM and CRLF the block starts further into the file, which
         // a cap on the offset instead of the block's length would miss.
         for (open, close) in [("---\n", "---\n"), ("\u{feff}---\r\n", "---\r\n")] {
@@ -947,12 +949,6 @@ mod tests {
     /// (FM-004): exactly 65,536 bytes parse, one more is refused.
     #[test]
     fn parse_holds_the_cap_too() {
-        let block = |len: usize| {
-            let mut yaml = String::from("name: a\n");
-            yaml.push_str(&"#".repeat(len - yaml.len() - 1));
-            yaml.push('\n');
-            yaml
-        };
         assert!(parse(&block(65_536), 2).is_ok());
         assert_eq!(parse(&block(65_537), 2).unwrap_err().rule, FmRule::TooLarge);
     }

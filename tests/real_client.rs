@@ -59,8 +59,10 @@ fn fixture(root: &Path) -> PathBuf {
     skills
 }
 
-#[test]
-fn the_python_sdk_reads_every_surface_and_runs() {
+/// Runs one of the SDK scripts in tests/clients against the built server
+/// and requires it to finish with its "ALL OK" line. `env` goes to the
+/// script.
+fn run_sdk_script(script: &str, arg: &Path, env: &[(&str, &str)]) {
     let python = std::env::var_os("SKILL_MCP_PYTHON")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/.venv/bin/python")));
@@ -70,16 +72,15 @@ fn the_python_sdk_reads_every_surface_and_runs() {
          or point SKILL_MCP_PYTHON at one",
         python.display()
     );
-    let root = tempfile::tempdir().unwrap();
-    let skills = fixture(root.path());
     let out = Command::new(&python)
-        .arg(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/clients/python_sdk.py"
-        ))
+        .arg(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/clients")
+                .join(script),
+        )
         .arg(env!("CARGO_BIN_EXE_skill-mcp"))
-        .arg(&skills)
-        .env("SKILL_MCP_EXPECTED_VERSION", env!("CARGO_PKG_VERSION"))
+        .arg(arg)
+        .envs(env.iter().copied())
         .output()
         .expect("python runs");
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -90,31 +91,24 @@ fn the_python_sdk_reads_every_surface_and_runs() {
     );
 }
 
+#[test]
+fn the_python_sdk_reads_every_surface_and_runs() {
+    let root = tempfile::tempdir().unwrap();
+    let skills = fixture(root.path());
+    run_sdk_script(
+        "python_sdk.py",
+        &skills,
+        &[("SKILL_MCP_EXPECTED_VERSION", env!("CARGO_PKG_VERSION"))],
+    );
+}
+
 /// What the README's serve command serves (the bundled skills/, no root
 /// variable set), through the same third-party client.
 #[test]
 fn the_python_sdk_uses_the_bundled_skill_as_the_serve_command_serves_it() {
-    let python = std::env::var_os("SKILL_MCP_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/.venv/bin/python")));
-    assert!(
-        python.exists(),
-        "no Python with the MCP SDK at {}",
-        python.display()
-    );
-    let out = Command::new(&python)
-        .arg(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/clients/python_bundled.py"
-        ))
-        .arg(env!("CARGO_BIN_EXE_skill-mcp"))
-        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/skills"))
-        .output()
-        .expect("python runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success() && stdout.contains("ALL OK"),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
+    run_sdk_script(
+        "python_bundled.py",
+        Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/skills")),
+        &[],
     );
 }
