@@ -633,6 +633,10 @@ pub fn core_resolve(s: &str) -> Result<Value, String> {
 }
 
 /// `(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?`, the sign already gone.
+/// Rust's float parser reads what passes; this check keeps out what that
+/// parser would take and the core schema leaves a string (`inf`, `nan`,
+/// `infinity`, a second sign). Where the two agree (an empty fraction after
+/// a bare dot, a malformed exponent) both refuse, so either check suffices.
 fn is_core_float(s: &str) -> bool {
     let (mantissa, exponent) = match s.find(['e', 'E']) {
         Some(i) => (&s[..i], Some(&s[i + 1..])),
@@ -781,7 +785,24 @@ mod tests {
     #[case("!!str 12", Value::String("12".into()))]
     #[case("!!int 12", Value::Number(12.into()))]
     #[case("!!float 1", Value::Number(Number::from(1.0)))]
+    #[case("!!null ~", Value::Null)]
+    #[case("!!bool TRUE", Value::Bool(true))]
+    #[case("!!int -7", Value::Number((-7).into()))]
+    #[case("!!int 18446744073709551615", Value::Number(u64::MAX.into()))]
+    // What Rust's float parser would take but the core schema does not.
+    #[case("inf", Value::String("inf".into()))]
+    #[case("nan", Value::String("nan".into()))]
+    #[case("+-1.5", Value::String("+-1.5".into()))]
+    #[case("--1", Value::String("--1".into()))]
     fn plain_scalars_resolve_by_the_core_schema(#[case] yaml: &str, #[case] want: Value) {
+        assert_eq!(value_of(yaml).unwrap(), want);
+    }
+
+    /// A collection may carry only its own core-schema tag.
+    #[rstest]
+    #[case("!!seq [1, 2]", Value::Sequence(vec![1.into(), 2.into()]))]
+    #[case("!!map {x: 1}", Value::Mapping(Mapping::from_iter([("x".into(), 1.into())])))]
+    fn collections_keep_their_own_core_tag(#[case] yaml: &str, #[case] want: Value) {
         assert_eq!(value_of(yaml).unwrap(), want);
     }
 
@@ -801,6 +822,13 @@ mod tests {
     #[case("a: [1, 2\nb: 3\n", FmRule::Syntax, 3, 2)]
     #[case("a: !foo bar\n", FmRule::Tag, 2, 4)]
     #[case("a: !!int nope\n", FmRule::Tag, 2, 4)]
+    #[case("a: !!null x\n", FmRule::Tag, 2, 4)]
+    #[case("a: !!bool yes\n", FmRule::Tag, 2, 4)]
+    #[case("a: !!int 1.5\n", FmRule::Tag, 2, 4)]
+    #[case("a: !!set {x: 1}\n", FmRule::Tag, 2, 4)]
+    #[case("a: !!map [1]\n", FmRule::Tag, 2, 4)]
+    #[case("a: !!seq {x: 1}\n", FmRule::Tag, 2, 4)]
+    #[case("a: !list [1]\n", FmRule::Tag, 2, 4)]
     #[case("a: 99999999999999999999\n", FmRule::IntRange, 2, 4)]
     #[case("a: 1\n---\nb: 2\n", FmRule::MultiDocument, 3, 1)]
     fn strict_rules_refuse_with_a_position(
