@@ -1,9 +1,10 @@
 //! Discovery: which directories are skills, under which names, with which
 //! files — and, for everything else, a `problems` entry saying why.
 //!
-//! The catalog is scanned once at boot and held immutable (README "Trust
-//! posture": "The catalog is scanned once at boot and held in memory");
-//! handlers only read it. One bad skill costs itself, never the listing, and
+//! A scan's catalog is immutable (README "Trust posture": "The catalog is
+//! scanned once at boot and held in memory"): the snapshot holds it and
+//! the handlers only read it; the opt-in reload mode scans anew into a
+//! whole new snapshot rather than changing this one. One bad skill costs itself, never the listing, and
 //! nothing is dropped in silence (spec DISC-*).
 
 use std::collections::{HashMap, HashSet};

@@ -52,7 +52,7 @@ pub struct Row {
     pub env: Vec<String>,
 }
 
-/// The grant as read at boot.
+/// The grant as read from the configuration, once per snapshot.
 #[derive(Debug, Clone)]
 pub struct Grant {
     pub from: GrantFrom,

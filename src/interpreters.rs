@@ -5,7 +5,7 @@
 //! here — never inferred from the file's extension and never taken from its
 //! shebang, since a file that can choose its own interpreter has already
 //! chosen its own program. Each name maps to one executable, resolved once
-//! at boot: a path pinned at build time where the packaging provides one
+//! per snapshot from the boot environment: a path pinned at build time where the packaging provides one
 //! (`SKILL_MCP_NODE`, `SKILL_MCP_PYTHON3`), else the first match on the
 //! boot `PATH` (spec RUN-004).
 
@@ -37,7 +37,7 @@ pub struct Interpreter {
     pub path: Option<PathBuf>,
 }
 
-/// The set as resolved at boot.
+/// The set as resolved from the boot `PATH`, once per snapshot.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Interpreters {
     members: Vec<Interpreter>,

@@ -2,15 +2,21 @@
 //! runs only the scripts a skill declares, behind a strict fence.
 //!
 //! Data flows one way: [`config`] (the environment, read once) →
-//! [`catalog`] (scanned once at boot, immutable) → [`server`] handlers.
+//! [`catalog`] (scanned, then immutable) → [`snapshot`] (the catalog with
+//! its grant and the Skills extension's view: what every door reads) →
+//! the doors: the MCP handlers in [`server`], the reloader in [`reload`]
+//! (which swaps whole snapshots) and the author linter in [`check`].
 //! [`frontmatter`] and [`declaration`] read SKILL.md strictly; [`fence`]
 //! decides which paths may be read or run; [`grant`] decides which
-//! declared scripts may run; rule IDs in comments refer to `spec/`.
+//! declared scripts may run; [`run`] runs them. Each module imports only
+//! modules below it (README, "Architecture"; `tests/one_way.rs` keeps it
+//! so); rule IDs in comments refer to `spec/`.
 
 pub mod bundle;
 pub mod catalog;
 pub mod check;
 pub mod config;
+pub mod cursor;
 pub mod declaration;
 pub mod fence;
 pub mod frontmatter;
@@ -22,5 +28,8 @@ pub mod read;
 pub mod reload;
 pub mod run;
 pub mod server;
+pub mod shapes;
 pub mod skills_ext;
+pub mod snapshot;
 pub mod stdio;
+pub mod uri;

@@ -43,3 +43,8 @@ pub const MAX_BATCH_BYTES: usize = 4 * MAX_FILE_BYTES;
 /// Prompts or resources per `*/list` page, so a catalog of 100,000 files
 /// never becomes one giant frame (spec READ-011).
 pub const LIST_PAGE_SIZE: usize = 500;
+
+/// Skills per `skills/list` page (spec SKX-008): a page hashes every file
+/// of its skills the first time, so pages are kept smaller than resource
+/// pages.
+pub const SKILLS_PAGE_SIZE: usize = 100;

@@ -10,7 +10,8 @@ use clap::{Args, CommandFactory, Parser, Subcommand};
 use rmcp::ServiceExt;
 use skill_mcp::check;
 use skill_mcp::config::{self, Config};
-use skill_mcp::server::{Served, SkillServer};
+use skill_mcp::server::SkillServer;
+use skill_mcp::snapshot::Snapshot;
 use skill_mcp::{reload, stdio};
 
 /// Serves a directory of Agent Skills over MCP (stdio).
@@ -136,14 +137,14 @@ async fn serve(watch: bool) -> ExitCode {
     let hangups = reload::listen_for_hangup();
     let config = Config::from_process(config::default_skills_dir());
     let watch = watch || config.watch;
-    let served = Served::boot(config.clone());
+    let snapshot = Snapshot::boot(config.clone());
     tracing::info!(
-        skills = served.catalog.skills.len(),
-        problems = served.problems.len(),
+        skills = snapshot.catalog.skills.len(),
+        problems = snapshot.problems.len(),
         "catalog scanned"
     );
     let (hangup_tx, hangup_rx) = tokio::sync::watch::channel(false);
-    let server = SkillServer::with_hangup(served, hangup_rx);
+    let server = SkillServer::with_hangup(snapshot, hangup_rx);
     let live = server.live();
     // Every client line passes the guard before rmcp sees it (spec WIRE-*).
     let transport = stdio::guard(tokio::io::stdin(), tokio::io::stdout(), hangup_tx);

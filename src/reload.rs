@@ -3,7 +3,7 @@
 //! The design of record scans once at boot and holds the catalog in memory;
 //! that stays the default. `--watch` (or `SKILL_MCP_WATCH=1`) watches the
 //! roots, and `SIGHUP` asks for one rescan in any mode. A rescan builds a
-//! whole new [`Served`] with the same discovery code and swaps it in
+//! whole new [`Snapshot`] with the same discovery code and swaps it in
 //! atomically: each request works on the snapshot it started with, a run
 //! already going keeps its plan, and the next request sees the new one.
 //! A rescan during which a configured root could not be read is not
@@ -13,11 +13,11 @@
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex, RwLock};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use crate::config::Config;
 use crate::problem::Reason;
-use crate::server::Served;
+use crate::snapshot::Snapshot;
 
 /// How long file-system events are gathered before one rescan: a burst of
 /// writes (a `git checkout`, an editor's save dance) becomes one rescan.
@@ -29,7 +29,7 @@ pub const SETTLE_MAX: Duration = Duration::from_secs(5);
 /// The current snapshot and the state of reloading.
 #[derive(Debug)]
 pub struct Live {
-    current: RwLock<Arc<Served>>,
+    current: RwLock<Arc<Snapshot>>,
     /// Why the last rescan was not swapped in, until one is.
     refused: Mutex<Option<String>>,
     /// Serializes rescans (a SIGHUP during a watch-triggered rescan waits).
@@ -44,7 +44,7 @@ pub struct Changed {
 }
 
 /// A digest of what `prompts/list` would show.
-fn prompts_fingerprint(s: &Served) -> u64 {
+fn prompts_fingerprint(s: &Snapshot) -> u64 {
     let mut h = DefaultHasher::new();
     for skill in &s.catalog.skills {
         (&skill.name, &skill.description, &skill.when_to_use).hash(&mut h);
@@ -55,7 +55,7 @@ fn prompts_fingerprint(s: &Served) -> u64 {
 /// A digest of what `resources/list`, `skill_list` and the Skills
 /// extension would show (every file with its size, every declaration, every
 /// problem), so any visible change counts.
-fn resources_fingerprint(s: &Served) -> u64 {
+fn resources_fingerprint(s: &Snapshot) -> u64 {
     let mut h = DefaultHasher::new();
     for skill in &s.catalog.skills {
         (
@@ -77,16 +77,16 @@ fn resources_fingerprint(s: &Served) -> u64 {
 }
 
 impl Live {
-    pub fn new(served: Served) -> Live {
+    pub fn new(snapshot: Snapshot) -> Live {
         Live {
-            current: RwLock::new(Arc::new(served)),
+            current: RwLock::new(Arc::new(snapshot)),
             refused: Mutex::new(None),
             rescanning: Mutex::new(()),
         }
     }
 
     /// The snapshot a request works on from start to end.
-    pub fn current(&self) -> Arc<Served> {
+    pub fn current(&self) -> Arc<Snapshot> {
         match self.current.read() {
             Ok(g) => Arc::clone(&g),
             Err(poisoned) => Arc::clone(&poisoned.into_inner()),
@@ -104,7 +104,7 @@ impl Live {
     pub fn rescan(&self, config: &Config) -> Option<Changed> {
         let _one = self.rescanning.lock().ok()?;
         let old = self.current();
-        let next = Served::boot_generation(config.clone(), old.generation + 1);
+        let next = Snapshot::build(config.clone(), old.generation + 1);
         if let Some(p) = next
             .problems
             .iter()
@@ -145,29 +145,6 @@ impl Live {
         }
         Some(changed)
     }
-}
-
-/// Seconds since the epoch as RFC 3339 UTC (`2026-12-02T17:24:48Z`), for
-/// `scannedAt` without a date crate.
-pub fn rfc3339(t: SystemTime) -> String {
-    let secs = t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()) as i64;
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
 }
 
 /// The reload machinery kept alive for the session: the file watcher, when
@@ -290,22 +267,4 @@ pub fn start(
         }
     });
     Reloader { _watcher: watcher }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn rfc3339_renders_known_instants() {
-        assert_eq!(rfc3339(UNIX_EPOCH), "1970-01-01T00:00:00Z");
-        assert_eq!(
-            rfc3339(UNIX_EPOCH + Duration::from_secs(951_782_400)),
-            "2000-02-29T00:00:00Z"
-        );
-        assert_eq!(
-            rfc3339(UNIX_EPOCH + Duration::from_secs(1_796_232_288)),
-            "2026-12-02T17:24:48Z"
-        );
-    }
 }

@@ -410,7 +410,7 @@ fn no_escape_codes_off_a_terminal() {
 
 // CHECK-005 — on a terminal there is colour, and NO_COLOR removes it. A
 // terminal is made with util-linux `script`; where it is missing the case
-// is skipped (the decision itself is unit-tested in src/check.rs).
+// is skipped (the decision itself is unit-tested in src/check/tests.rs).
 #[test]
 fn colour_on_a_terminal_unless_no_color() {
     let has_script = Command::new("script")

@@ -8,16 +8,16 @@ use std::path::{Path, PathBuf};
 
 use proptest::prelude::*;
 use skill_mcp::config::Config;
-use skill_mcp::server::Served;
+use skill_mcp::snapshot::Snapshot;
 
-fn served(root: &Path) -> Served {
+fn served(root: &Path) -> Snapshot {
     let mut env = BTreeMap::new();
     env.insert(OsString::from("SKILLS_DIR"), root.as_os_str().to_owned());
     env.insert(
         OsString::from("PATH"),
         std::env::var_os("PATH").unwrap_or_default(),
     );
-    Served::boot(Config::from_env(
+    Snapshot::boot(Config::from_env(
         env,
         Path::new("/"),
         PathBuf::from("/nowhere"),

@@ -18,7 +18,8 @@ use libfuzzer_sys::fuzz_target;
 use rmcp::ServiceExt;
 use serde_json::Value;
 use skill_mcp::config::Config;
-use skill_mcp::server::{Served, SkillServer};
+use skill_mcp::server::SkillServer;
+use skill_mcp::snapshot::Snapshot;
 use skill_mcp::stdio;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -60,12 +61,12 @@ fn runtime() -> &'static tokio::runtime::Runtime {
     })
 }
 
-fn served() -> Served {
+fn served() -> Snapshot {
     let mut env: BTreeMap<OsString, OsString> = BTreeMap::new();
     env.insert("SKILLS_DIR".into(), tree().as_os_str().to_owned());
     // An empty grant: nothing may run, so no input can start a process.
     env.insert("MCP_SKILL_RUN".into(), "[]".into());
-    Served::boot(Config::from_env(env, Path::new("/"), PathBuf::from("/nonexistent")))
+    Snapshot::boot(Config::from_env(env, Path::new("/"), PathBuf::from("/nonexistent")))
 }
 
 async fn session(input: Vec<u8>) -> Vec<u8> {

@@ -1,0 +1,67 @@
+//! The JSON report (spec CHECK-007): a stable, versioned document of
+//! what the text report says, for tools and CI.
+
+use serde::Serialize;
+
+use super::{Finding, Report};
+use crate::config::RootsFrom;
+use crate::grant::GrantFrom;
+use crate::shapes::SkillSummary;
+
+/// The version of the JSON report (spec CHECK-007). It changes only when a
+/// field changes meaning or goes away; new fields may appear within it.
+pub const JSON_FORMAT: u32 = 1;
+
+/// The JSON report's counts.
+#[derive(Debug, Serialize)]
+pub struct Counts {
+    pub skills: usize,
+    pub errors: usize,
+    pub warnings: usize,
+}
+
+/// The JSON report (spec CHECK-007).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct JsonReport<'a> {
+    format: u32,
+    passed: bool,
+    strict: bool,
+    roots: &'a [String],
+    roots_from: RootsFrom,
+    grant_from: GrantFrom,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    grant_note: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    grant_error: Option<&'a str>,
+    skills: &'a [SkillSummary],
+    findings: &'a [Finding],
+    counts: Counts,
+}
+
+impl Report {
+    /// The JSON report, pretty-printed, with a final newline.
+    pub fn to_json(&self) -> Result<String, serde_json::Error> {
+        let l = &self.list;
+        let report = JsonReport {
+            format: JSON_FORMAT,
+            passed: self.passed(),
+            strict: self.strict,
+            roots: &l.roots,
+            roots_from: l.roots_from,
+            grant_from: l.grant_from,
+            grant_note: l.grant_note.as_deref(),
+            grant_error: l.grant_error.as_deref(),
+            skills: &l.skills,
+            findings: &self.findings,
+            counts: Counts {
+                skills: l.skills.len(),
+                errors: self.errors(),
+                warnings: self.warnings(),
+            },
+        };
+        let mut s = serde_json::to_string_pretty(&report)?;
+        s.push('\n');
+        Ok(s)
+    }
+}

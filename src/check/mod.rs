@@ -1,0 +1,384 @@
+//! `skill-mcp check`: what the server would see in a skills tree, said the
+//! way a compiler says it (spec CHECK-001..CHECK-017).
+//!
+//! Nothing here discovers anything. The report is built from
+//! [`Snapshot::boot`] — the very pass the server makes at startup — so the
+//! linter and the server cannot disagree about which skills are served,
+//! which scripts may run, or what is wrong. What this module adds is
+//! rendering (one line per skill, each problem with its position, the
+//! offending line and a caret, via `annotate-snippets`), the stable JSON
+//! report, and the Agent Skills spec warnings (agentskills.io) that the
+//! server deliberately does not enforce: they are advice to an author,
+//! never a reason to refuse a skill, so they never enter `problems`.
+
+mod json;
+#[cfg(test)]
+mod tests;
+mod text;
+mod warnings;
+
+use std::borrow::Cow;
+use std::ffi::OsStr;
+use std::fmt;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::catalog::SKILL_MD;
+use crate::config::{Config, RootsFrom};
+use crate::fence;
+use crate::frontmatter::{Frontmatter, Seg};
+use crate::limits::MAX_FRONTMATTER_BYTES;
+use crate::problem::{Problem, Reason};
+use crate::read;
+use crate::shapes::SkillList;
+use crate::snapshot::Snapshot;
+
+pub use json::JSON_FORMAT;
+pub use text::{clean, use_color};
+use warnings::skill_warnings;
+pub use warnings::{
+    MAX_BODY_LINES, MAX_COMPATIBILITY_CHARS, MAX_DESCRIPTION_CHARS, MAX_NAME_CHARS, name_violation,
+    spec_warnings,
+};
+
+/// How the report is printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Format {
+    /// For people: one line per skill, then every finding with its location.
+    #[default]
+    Text,
+    /// For pipelines: the same facts as one JSON document.
+    // Its shape is spec CHECK-007.
+    Json,
+}
+
+/// How bad a finding is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// Something the server refused or ignored: always a failure.
+    Error,
+    /// Advice the server does not enforce: a failure only with `--strict`.
+    Warning,
+}
+
+/// The check's own rules: the Agent Skills spec warnings and the empty
+/// tree. Their codes are stable; the set only grows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Rule {
+    /// `name` missing, or not 1–64 of `a-z 0-9` and single inner hyphens (CHECK-008).
+    #[serde(rename = "agentskills-name")]
+    Name,
+    /// `description` missing, empty, or over 1024 characters (CHECK-009).
+    #[serde(rename = "agentskills-description")]
+    Description,
+    /// `compatibility` not a string of 1–500 characters (CHECK-010).
+    #[serde(rename = "agentskills-compatibility")]
+    Compatibility,
+    /// `metadata` not a map from strings to strings (CHECK-011).
+    #[serde(rename = "agentskills-metadata")]
+    Metadata,
+    /// The SKILL.md body is over 500 lines (CHECK-012).
+    #[serde(rename = "agentskills-body")]
+    Body,
+    /// No skill at all under the roots (CHECK-015).
+    #[serde(rename = "no-skills")]
+    NoSkills,
+}
+
+impl Rule {
+    /// The stable code, as JSON spells it.
+    pub fn code(self) -> &'static str {
+        match self {
+            Rule::Name => "agentskills-name",
+            Rule::Description => "agentskills-description",
+            Rule::Compatibility => "agentskills-compatibility",
+            Rule::Metadata => "agentskills-metadata",
+            Rule::Body => "agentskills-body",
+            Rule::NoSkills => "no-skills",
+        }
+    }
+}
+
+/// What a finding is about: one of the server's own reason codes, or one
+/// of the check's rules. Serialized as the bare code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum Kind {
+    Problem(Reason),
+    Rule(Rule),
+}
+
+impl Kind {
+    /// The code printed in `error[code]` and written as `kind` in JSON.
+    pub fn code(self) -> Cow<'static, str> {
+        match self {
+            Kind::Rule(r) => Cow::Borrowed(r.code()),
+            // The reason's serde spelling is its stable wire code; going
+            // through serde keeps this from drifting from `problems`.
+            Kind::Problem(r) => match serde_json::to_value(r) {
+                Ok(serde_json::Value::String(s)) => Cow::Owned(s),
+                _ => Cow::Borrowed("problem"),
+            },
+        }
+    }
+}
+
+/// One line of the report's diagnostics: a server problem or a warning.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Finding {
+    pub severity: Severity,
+    pub kind: Kind,
+    /// The file or directory concerned, as the server reports it.
+    pub path: String,
+    /// Line in SKILL.md (1-based), when the finding has a position.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<usize>,
+    /// Column (1-based, in characters), with `line`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub column: Option<usize>,
+    /// What is wrong, for a person. For a server problem this is its
+    /// `detail`, verbatim.
+    pub message: String,
+    /// The text of line `line`, for the snippet; never serialized.
+    #[serde(skip)]
+    pub source: Option<String>,
+}
+
+impl Finding {
+    fn warning(rule: Rule, path: &str, message: String) -> Finding {
+        Finding {
+            severity: Severity::Warning,
+            kind: Kind::Rule(rule),
+            path: path.to_owned(),
+            line: None,
+            column: None,
+            message,
+            source: None,
+        }
+    }
+
+    /// Places a warning at the frontmatter node `node`, when it has a
+    /// position, with that line of `text` as its snippet.
+    fn at_node(mut self, fm: &Frontmatter, node: &[Seg], text: &str) -> Finding {
+        if let Some((line, column)) = fm.positions.get(node) {
+            self.line = Some(line);
+            self.column = Some(column);
+            self.source = nth_line(text, line).map(str::to_owned);
+        }
+        self
+    }
+
+    /// A server problem, with its offending line read back from SKILL.md
+    /// when it has a position.
+    fn from_problem(p: &Problem) -> Finding {
+        let source = match (p.line, p.column) {
+            (Some(line), Some(_)) => source_line(Path::new(&p.path), line),
+            _ => None,
+        };
+        Finding {
+            severity: Severity::Error,
+            kind: Kind::Problem(p.reason),
+            path: p.path.clone(),
+            line: p.line,
+            column: p.column,
+            message: p.detail.clone(),
+            source,
+        }
+    }
+}
+
+/// Line `line` (1-based) of `text`, without its terminator.
+fn nth_line(text: &str, line: usize) -> Option<&str> {
+    let l = text.split('\n').nth(line.checked_sub(1)?)?;
+    Some(l.strip_suffix('\r').unwrap_or(l))
+}
+
+/// The line a server problem points at, read back from the SKILL.md at
+/// `path` (spec CHECK-003). Server positions are always inside the
+/// frontmatter, so the read is bounded by the frontmatter cap and goes
+/// through the fence like every other read of a skill (`O_NOFOLLOW`,
+/// `O_NONBLOCK`: a FIFO swapped in cannot hang the check). Anything
+/// unexpected costs only the snippet, never the finding.
+fn source_line(path: &Path, line: usize) -> Option<String> {
+    if path.file_name() != Some(OsStr::new(SKILL_MD)) {
+        return None;
+    }
+    let dir = path.parent()?;
+    let opened = fence::open(dir, SKILL_MD).ok()?;
+    // The delimiter lines and a byte-order mark around the largest block.
+    let cap = MAX_FRONTMATTER_BYTES + 16;
+    let capped = read::read_capped(&opened.file, opened.meta.len(), cap).ok()?;
+    let text = read::utf8_prefix(&capped.bytes, capped.truncated).ok()?;
+    let l = nth_line(text, line)?;
+    Some(l.strip_prefix('\u{feff}').unwrap_or(l).to_owned())
+}
+
+/// Everything the check found: what the server would list, and every
+/// finding in order — the server's problems (discovery order, then the
+/// grant's), then the warnings, skill by skill.
+#[derive(Debug)]
+pub struct Report {
+    /// `skill_list`, exactly as the server would answer it.
+    pub list: SkillList,
+    pub findings: Vec<Finding>,
+    /// `--strict`: warnings fail the check too (spec CHECK-013).
+    pub strict: bool,
+}
+
+impl Report {
+    /// Builds the report from the server's own boot pass.
+    pub fn new(snapshot: &Snapshot, strict: bool) -> Report {
+        let list = snapshot.list();
+        let mut findings: Vec<Finding> = list.problems.iter().map(Finding::from_problem).collect();
+        if let Some(e) = &list.grant_error {
+            findings.push(Finding {
+                severity: Severity::Error,
+                kind: Kind::Problem(Reason::Grant),
+                path: "MCP_SKILL_RUN".into(),
+                line: None,
+                column: None,
+                message: e.clone(),
+                source: None,
+            });
+        }
+        for skill in &snapshot.catalog.skills {
+            findings.extend(skill_warnings(skill, &list.problems));
+        }
+        if list.skills.is_empty() {
+            findings.push(Finding::warning(
+                Rule::NoSkills,
+                &list.roots.join(":"),
+                "no skill was found under these roots: a skill is a directory holding SKILL.md, \
+                 at <root>/SKILL.md, <root>/<name>/SKILL.md or <root>/skills/<name>/SKILL.md"
+                    .into(),
+            ));
+        }
+        Report {
+            list,
+            findings,
+            strict,
+        }
+    }
+
+    pub fn errors(&self) -> usize {
+        self.count(Severity::Error)
+    }
+
+    pub fn warnings(&self) -> usize {
+        self.count(Severity::Warning)
+    }
+
+    fn count(&self, s: Severity) -> usize {
+        self.findings.iter().filter(|f| f.severity == s).count()
+    }
+
+    /// True when nothing is refused (and, with `--strict`, nothing warned):
+    /// the process exits 0 (spec CHECK-004).
+    pub fn passed(&self) -> bool {
+        self.errors() == 0 && !(self.strict && self.warnings() > 0)
+    }
+}
+
+/// A `DIR` argument that cannot be used, reported as a usage error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UsageError {
+    /// `skill-mcp check ""`: most often an unset shell variable, which
+    /// would otherwise silently check the default roots.
+    EmptyDir,
+    /// A relative `DIR` while the working directory cannot be known.
+    NoWorkingDir(PathBuf),
+}
+
+impl fmt::Display for UsageError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            UsageError::EmptyDir => f.write_str("an empty DIR argument (an unset variable?)"),
+            UsageError::NoWorkingDir(d) => write!(
+                f,
+                "{} is relative and the working directory cannot be read",
+                d.display()
+            ),
+        }
+    }
+}
+
+impl std::error::Error for UsageError {}
+
+/// The configuration the check uses (spec CHECK-001): the server's own,
+/// with `dirs`, when given, as its roots — read exactly as `SKILLS_DIR`
+/// would be (each joined to the working directory, `rootsFrom` SKILLS_DIR).
+/// The grant, hosted markers and PATH stay the environment's, so which
+/// scripts may run is what a server started here would say.
+pub fn with_dirs(
+    mut config: Config,
+    dirs: &[PathBuf],
+    cwd: Option<&Path>,
+) -> Result<Config, UsageError> {
+    if dirs.is_empty() {
+        return Ok(config);
+    }
+    let mut roots = Vec::with_capacity(dirs.len());
+    for d in dirs {
+        if d.as_os_str().is_empty() {
+            return Err(UsageError::EmptyDir);
+        }
+        roots.push(match cwd {
+            Some(cwd) => cwd.join(d),
+            None if d.is_absolute() => d.clone(),
+            None => return Err(UsageError::NoWorkingDir(d.clone())),
+        });
+    }
+    config.roots = roots;
+    config.roots_from = RootsFrom::SkillsDir;
+    Ok(config)
+}
+
+/// What can stop a check from reporting.
+#[derive(Debug)]
+pub enum CheckError {
+    /// The report could not be serialized.
+    Json(serde_json::Error),
+    /// The report could not be written (a closed pipe, a full disk).
+    Write(io::Error),
+}
+
+impl fmt::Display for CheckError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CheckError::Json(e) => write!(f, "could not serialize the report: {e}"),
+            CheckError::Write(e) => write!(f, "could not write the report: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for CheckError {}
+
+/// How to print.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    pub format: Format,
+    pub strict: bool,
+    /// Colour the text report (see [`use_color`]).
+    pub color: bool,
+    /// Show paths under these directories relative to the first that
+    /// holds them.
+    pub bases: Vec<PathBuf>,
+}
+
+/// Boots the server's catalog from `config`, writes the report to `out`,
+/// and says whether the check passed.
+pub fn run(config: Config, options: &Options, out: &mut dyn Write) -> Result<bool, CheckError> {
+    let snapshot = Snapshot::boot(config);
+    let report = Report::new(&snapshot, options.strict);
+    let text = match options.format {
+        Format::Json => report.to_json().map_err(CheckError::Json)?,
+        Format::Text => report.to_text(&options.bases, options.color),
+    };
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(CheckError::Write)?;
+    Ok(report.passed())
+}

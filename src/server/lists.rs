@@ -1,0 +1,128 @@
+//! Prompts and resources (spec READ-009..READ-011): each skill as a
+//! prompt, each bundled file as a `skill://` resource, paged from one
+//! snapshot, and `resources/read` through the same fence and caps as
+//! `skill_file`.
+
+use rmcp::ErrorData as McpError;
+use rmcp::model::{
+    GetPromptResult, ListPromptsResult, ListResourcesResult, MetaObject, Prompt, PromptMessage,
+    ReadResourceResult, Resource, ResourceContents, Role,
+};
+
+use crate::bundle;
+use crate::catalog::Skill;
+use crate::cursor;
+use crate::limits::LIST_PAGE_SIZE;
+use crate::snapshot::Snapshot;
+use crate::uri;
+
+/// The description a prompt and a skill share.
+fn prompt_description(skill: &Skill) -> String {
+    let parts: Vec<&str> = [skill.description.as_deref(), skill.when_to_use.as_deref()]
+        .into_iter()
+        .flatten()
+        .filter(|s| !s.is_empty())
+        .collect();
+    if parts.is_empty() {
+        format!("The {} skill.", skill.name)
+    } else {
+        parts.join(" ")
+    }
+}
+
+/// One page of prompts (READ-009, READ-011).
+pub fn prompts_page(snap: &Snapshot, cursor: Option<&str>) -> Result<ListPromptsResult, McpError> {
+    let skills = &snap.catalog.skills;
+    let start = cursor::parse(cursor, skills.len(), LIST_PAGE_SIZE)?;
+    let end = (start + LIST_PAGE_SIZE).min(skills.len());
+    let mut r = ListPromptsResult::with_all_items(
+        skills[start..end]
+            .iter()
+            .map(|s| Prompt::new(&s.name, Some(prompt_description(s)), None).with_title(&s.name))
+            .collect(),
+    );
+    r.next_cursor = cursor::next(end, skills.len());
+    Ok(r)
+}
+
+/// `prompts/get`: the skill's body as one user message.
+pub fn prompt(snap: &Snapshot, name: &str) -> Result<GetPromptResult, McpError> {
+    let loaded = snap
+        .load(name)
+        .map_err(|m| McpError::invalid_params(m, None))?;
+    let mut r = GetPromptResult::new(vec![PromptMessage::new_text(Role::User, loaded.body)]);
+    r.description = Some(match loaded.truncation_note {
+        Some(note) => format!("The instructions of the {name} skill. {note}"),
+        None => format!("The instructions of the {name} skill."),
+    });
+    Ok(r)
+}
+
+/// One page of resources: every bundled file (READ-010, READ-011).
+pub fn resources_page(
+    snap: &Snapshot,
+    cursor: Option<&str>,
+) -> Result<ListResourcesResult, McpError> {
+    let total = snap.files_total();
+    let start = cursor::parse(cursor, total, LIST_PAGE_SIZE)?;
+    let end = (start + LIST_PAGE_SIZE).min(total);
+    let items = snap
+        .files_from(start)
+        .take(end - start)
+        .map(|(skill, f)| {
+            Resource::new(
+                uri::for_file(&skill.name, &f.path),
+                format!("{}/{}", skill.name, f.path),
+            )
+            .with_title(format!("{}: {}", skill.name, f.path))
+            .with_mime_type(bundle::media_type(&f.path))
+            .with_size(f.size)
+        })
+        .collect();
+    let mut r = ListResourcesResult::with_all_items(items);
+    r.next_cursor = cursor::next(end, total);
+    Ok(r)
+}
+
+/// `resources/read`: the same fence, cap and encoding as `skill_file`.
+/// Past 1 MiB the first 1 MiB is served and the contents' `_meta` says
+/// so (`skill-mcp/truncated`, `skill-mcp/size`, `skill-mcp/note`).
+pub fn read_resource(snap: &Snapshot, uri_text: &str) -> Result<ReadResourceResult, McpError> {
+    let (name, path) = uri::parse(uri_text).map_err(|m| McpError::invalid_params(m, None))?;
+    let (skill, _) = snap
+        .skill(&name)
+        .map_err(|m| McpError::resource_not_found(m, None))?;
+    let (f, stale) = bundle::read_one_with(&skill.dir, &path, |meta| {
+        snap.skills_view
+            .stale_note(&snap.catalog, &name, &path, meta)
+    })
+    .map_err(|e| McpError::resource_not_found(e.to_string(), None))?;
+    let mut m = serde_json::Map::new();
+    if let Some(note) = f.truncation_note() {
+        m.insert("skill-mcp/truncated".into(), true.into());
+        m.insert("skill-mcp/size".into(), f.size.into());
+        m.insert("skill-mcp/note".into(), note.into());
+    }
+    if let Some(note) = stale {
+        m.insert("skill-mcp/changed".into(), true.into());
+        m.insert("skill-mcp/changedNote".into(), note.into());
+    }
+    let meta = (!m.is_empty()).then_some(MetaObject(m));
+    let uri = uri_text.to_owned();
+    let mime = Some(f.media_type.to_owned());
+    let contents = match f.encoding {
+        bundle::Encoding::Utf8 => ResourceContents::TextResourceContents {
+            uri,
+            mime_type: mime,
+            text: f.content,
+            meta,
+        },
+        bundle::Encoding::Base64 => ResourceContents::BlobResourceContents {
+            uri,
+            mime_type: mime,
+            blob: f.content,
+            meta,
+        },
+    };
+    Ok(ReadResourceResult::new(vec![contents]))
+}

@@ -1,0 +1,172 @@
+//! The snapshot: everything the doors read, built from a [`Config`] in one
+//! pass — catalog, then grant, then interpreters, then the Skills
+//! extension's view — and never changed after. The boot scan makes the
+//! first; a reload (spec RELOAD-002) builds a whole new one and swaps it in,
+//! so a request works on one snapshot from start to end.
+//!
+//! This module sits below every door: the MCP handlers (`server`), the
+//! reloader and the author linter (`check`) stand on it, and it imports
+//! none of them. [`tools`] holds the four tools' answers in the shapes of
+//! `shapes`, which the linter reports too.
+
+mod tools;
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use crate::catalog::{self, Catalog, FileEntry, Skill};
+use crate::config::Config;
+use crate::grant::{self, Grant, Scripts};
+use crate::interpreters::Interpreters;
+use crate::problem::Problem;
+use crate::skills_ext::SkillsView;
+
+/// One scan's worth of served state; immutable once built.
+#[derive(Debug)]
+pub struct Snapshot {
+    pub config: Config,
+    pub catalog: Catalog,
+    pub grant: Grant,
+    pub interpreters: Interpreters,
+    /// What of each skill may run, parallel to `catalog.skills`.
+    pub scripts: Vec<Scripts>,
+    /// The catalog's problems, then the grant's, then the Skills extension's.
+    pub problems: Vec<Problem>,
+    /// The MCP Skills extension's view of the catalog (SEP-2640).
+    pub skills_view: SkillsView,
+    /// 1 for the boot scan, one more for each rescan swapped in.
+    pub generation: u64,
+    /// When this snapshot's scan started.
+    pub scanned_at: SystemTime,
+    /// Where each skill's files start in the one list of every bundled
+    /// file (skills by name, files by path) that `resources/list` pages.
+    file_offsets: Vec<usize>,
+}
+
+impl Snapshot {
+    /// The boot scan: generation 1.
+    pub fn boot(config: Config) -> Snapshot {
+        Snapshot::build(config, 1)
+    }
+
+    /// A scan numbered `generation` (reload's rescans are 2, 3, …).
+    pub fn build(config: Config, generation: u64) -> Snapshot {
+        let scanned_at = SystemTime::now();
+        let catalog = catalog::scan(&config);
+        let grant = Grant::from_config(&config);
+        let interpreters = Interpreters::resolve(config.var("PATH"));
+        let scripts = catalog
+            .skills
+            .iter()
+            .map(|s| grant::scripts(s, &grant, &interpreters))
+            .collect();
+        let mut problems = catalog.problems.clone();
+        problems.extend(grant.problems(&catalog));
+        let (skills_view, view_problems) = SkillsView::boot(&catalog);
+        problems.extend(view_problems);
+        let mut file_offsets = Vec::with_capacity(catalog.skills.len());
+        let mut total = 0;
+        for s in &catalog.skills {
+            file_offsets.push(total);
+            total += s.files.len();
+        }
+        Snapshot {
+            config,
+            catalog,
+            grant,
+            interpreters,
+            scripts,
+            problems,
+            skills_view,
+            generation,
+            scanned_at,
+            file_offsets,
+        }
+    }
+
+    /// A served skill and what of it may run, by its served name; the
+    /// refusal names the skills that do exist (spec LOAD-002).
+    pub fn skill(&self, name: &str) -> Result<(&Skill, &Scripts), String> {
+        let found = self
+            .catalog
+            .skills
+            .binary_search_by(|s| s.name.as_str().cmp(name));
+        match found {
+            Ok(i) => Ok((&self.catalog.skills[i], &self.scripts[i])),
+            Err(_) if self.catalog.skills.is_empty() => Err(format!(
+                "no skill named {name:?}: this server found no skills at all — call skill_list, whose \"problems\" say why"
+            )),
+            Err(_) => Err(format!(
+                "no skill named {name:?}. This server serves: {}.",
+                self.catalog
+                    .skills
+                    .iter()
+                    .map(|s| s.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+        }
+    }
+
+    /// How many files every served skill bundles, together.
+    pub fn files_total(&self) -> usize {
+        self.file_offsets.last().map_or(0, |&o| {
+            o + self.catalog.skills.last().map_or(0, |s| s.files.len())
+        })
+    }
+
+    /// The bundled files from position `start` of the one list of them all
+    /// (skills by name, files by path), each with its skill.
+    pub fn files_from(&self, start: usize) -> impl Iterator<Item = (&Skill, &FileEntry)> {
+        let first = self
+            .file_offsets
+            .partition_point(|&o| o <= start)
+            .saturating_sub(1);
+        let skip = start - self.file_offsets.get(first).copied().unwrap_or(0);
+        self.catalog.skills[first.min(self.catalog.skills.len())..]
+            .iter()
+            .flat_map(|s| s.files.iter().map(move |f| (s, f)))
+            .skip(skip)
+    }
+}
+
+/// Seconds since the epoch as RFC 3339 UTC (`2026-12-02T17:24:48Z`), for
+/// `scannedAt` without a date crate.
+pub fn rfc3339(t: SystemTime) -> String {
+    let secs = t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()) as i64;
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn rfc3339_renders_known_instants() {
+        assert_eq!(rfc3339(UNIX_EPOCH), "1970-01-01T00:00:00Z");
+        assert_eq!(
+            rfc3339(UNIX_EPOCH + Duration::from_secs(951_782_400)),
+            "2000-02-29T00:00:00Z"
+        );
+        assert_eq!(
+            rfc3339(UNIX_EPOCH + Duration::from_secs(1_796_232_288)),
+            "2026-12-02T17:24:48Z"
+        );
+    }
+}

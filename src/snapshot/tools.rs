@@ -1,0 +1,233 @@
+//! The four tools' answers, in the shapes of `shapes`: what `skill_list`,
+//! `skill_load`, `skill_file` and `skill_run` say, computed from one
+//! snapshot. The rules are enforced below (catalog, fence, grant, run);
+//! this only assembles what they decided. The linter reports `skill_list`
+//! from here too, so the two cannot disagree.
+
+use super::{Snapshot, rfc3339};
+use crate::bundle;
+use crate::catalog;
+use crate::fence::FenceError;
+use crate::frontmatter;
+use crate::limits::MAX_BODY_BYTES;
+use crate::run::{self, RunLock};
+use crate::shapes::*;
+
+/// What the preview says (RUN-013): nothing started, how to run it, and why
+/// the gate is blanket.
+const PREVIEW_NOTE: &str = "No process has been started. Call skill_run again with the same arguments and \
+confirm: true to run exactly this. This server cannot tell what a script does — it only decides which script runs \
+and what it is handed — so every run is confirmed first.";
+
+impl Snapshot {
+    /// `skill_list` (spec LIST-001..LIST-004). `reloadRefused` is the
+    /// reloader's to fill in: a snapshot does not know about later scans.
+    pub fn list(&self) -> SkillList {
+        let skills = self
+            .catalog
+            .skills
+            .iter()
+            .zip(&self.scripts)
+            .map(|(s, sc)| SkillSummary {
+                name: s.name.clone(),
+                description: s.description.clone(),
+                when_to_use: s.when_to_use.clone(),
+                source: s.source.clone(),
+                files: s.files.len(),
+                bytes: s.bytes,
+                executable: !sc.runnable.is_empty(),
+                scripts: sc
+                    .runnable
+                    .iter()
+                    .map(|r| ScriptSummary {
+                        script: r.entry.script.clone(),
+                        interpreter: r.entry.interpreter.clone(),
+                        timeout_ms: r.entry.timeout_ms,
+                        env: r.env.clone(),
+                    })
+                    .collect(),
+                unavailable_scripts: refused(&sc.unavailable),
+                ungranted_scripts: refused(&sc.ungranted),
+                declared_egress: s.declaration.egress.clone(),
+            })
+            .collect();
+        SkillList {
+            roots: self.catalog.roots.clone(),
+            roots_from: self.catalog.roots_from,
+            grant_from: self.grant.from,
+            grant_note: self.grant.note().map(str::to_owned),
+            grant_error: self.grant.error.clone(),
+            generation: self.generation,
+            scanned_at: rfc3339(self.scanned_at),
+            reload_refused: None,
+            skills,
+            problems: self.problems.clone(),
+        }
+    }
+
+    /// `skill_load` (spec LOAD-001..LOAD-004): the body is read fresh through
+    /// the fence, so what is served is what is on disk, byte for byte.
+    pub fn load(&self, name: &str) -> Result<SkillLoad, String> {
+        let (skill, scripts) = self.skill(name)?;
+        let md = catalog::read_skill_md(&skill.dir).map_err(|(_, detail)| detail)?;
+        let split = frontmatter::split(&md.text).map_err(|e| {
+            format!("SKILL.md of {name:?} changed since boot and no longer splits: {e}")
+        })?;
+        let body = &md.text[split.body_offset..];
+        let cut = floor_char_boundary(body, MAX_BODY_BYTES);
+        let truncated = md.cut || cut < body.len();
+        Ok(SkillLoad {
+            name: skill.name.clone(),
+            description: skill.description.clone(),
+            when_to_use: skill.when_to_use.clone(),
+            source: skill.source.clone(),
+            body: body[..cut].to_owned(),
+            truncated,
+            truncation_note: truncated.then(|| {
+                format!("The SKILL.md body is over {MAX_BODY_BYTES} bytes; the first {cut} bytes are returned (cut at a character boundary).")
+            }),
+            files: skill.files.iter().map(|f| FileSummary { path: f.path.to_string(), size: f.size }).collect(),
+            scripts: skill
+                .declaration
+                .run
+                .iter()
+                .map(|e| LoadScript {
+                    script: e.script.clone(),
+                    interpreter: e.interpreter.clone(),
+                    runnable_here: scripts.runnable.iter().any(|r| r.entry.script == e.script),
+                })
+                .collect(),
+        })
+    }
+
+    /// `skill_file` (spec READ-001..READ-008): `path` or `paths`, through
+    /// the fence, within the caps.
+    pub fn file(&self, args: FileArgs) -> Result<FileRead, String> {
+        let (skill, _) = self.skill(&args.name)?;
+        let slot = |path: String, r: Result<bundle::Served, FenceError>| match r {
+            Ok(f) => FileSlot::Served(file_entry(f)),
+            Err(e) => FileSlot::Refused(FileRefused {
+                path,
+                error: e.to_string(),
+            }),
+        };
+        let files = match (args.path, args.paths) {
+            (Some(_), Some(_)) => {
+                return Err(
+                    "name either \"path\" (one file) or \"paths\" (up to 8), not both".into(),
+                );
+            }
+            (None, None) => {
+                return Err(
+                    "name the file to read: \"path\" (one file) or \"paths\" (up to 8)".into(),
+                );
+            }
+            (Some(path), None) => vec![FileSlot::Served(file_entry(
+                bundle::read_one(&skill.dir, &path).map_err(|e| e.to_string())?,
+            ))],
+            (None, Some(paths)) => {
+                let read = bundle::read_batch(&skill.dir, &paths).map_err(|e| e.to_string())?;
+                paths
+                    .into_iter()
+                    .zip(read)
+                    .map(|(p, r)| slot(p, r))
+                    .collect()
+            }
+        };
+        Ok(FileRead {
+            skill: skill.name.clone(),
+            files,
+        })
+    }
+
+    /// `skill_run` (spec RUN-*): the plan is made, and every refusal met,
+    /// before the confirm gate; only `confirm: true` starts a process.
+    pub async fn run(&self, lock: &RunLock, args: RunArgs) -> Result<RunAnswer, String> {
+        let (skill, scripts) = self.skill(&args.name)?;
+        let plan = run::plan(
+            skill,
+            scripts,
+            &self.interpreters,
+            &self.config,
+            self.grant.from.as_str(),
+            &args.script,
+            &args.args,
+        )
+        .map_err(|e| e.to_string())?;
+        if args.confirm != Some(true) {
+            return Ok(RunAnswer {
+                dry_run: true,
+                will_run: Some(WillRun {
+                    skill: plan.skill.clone(),
+                    script: plan.script.clone(),
+                    interpreter: plan.interpreter.clone(),
+                    argv: plan.argv.clone(),
+                    cwd: plan.cwd.to_string_lossy().into_owned(),
+                    timeout_ms: plan.timeout_ms,
+                    env_names: plan.env_names.clone(),
+                    env_not_set: plan.env_not_set.clone(),
+                }),
+                note: Some(PREVIEW_NOTE.to_owned()),
+                result: None,
+            });
+        }
+        let o = lock.run(&plan).await.map_err(|e| e.to_string())?;
+        let note = (self.config.hosted() && run::failed(&o)).then(|| run::FENCED_NOTE.to_owned());
+        Ok(RunAnswer {
+            dry_run: false,
+            will_run: None,
+            note,
+            result: Some(RunOutcome {
+                skill: plan.skill,
+                script: plan.script,
+                interpreter: plan.interpreter,
+                exit_code: o.exit_code,
+                signal: o.signal,
+                timed_out: o.timed_out,
+                timeout_ms: plan.timeout_ms,
+                duration_ms: o.duration_ms,
+                stdout: o.stdout.text,
+                stderr: o.stderr.text,
+                stdout_encoding: o.stdout.encoding.to_owned(),
+                stderr_encoding: o.stderr.encoding.to_owned(),
+                truncated: Truncated {
+                    stdout: o.stdout.truncated,
+                    stderr: o.stderr.truncated,
+                },
+                env: plan.env_names,
+            }),
+        })
+    }
+}
+
+fn file_entry(f: bundle::Served) -> FileEntryOut {
+    FileEntryOut {
+        truncation_note: f.truncation_note(),
+        path: f.path,
+        size: f.size,
+        media_type: f.media_type.to_owned(),
+        encoding: f.encoding.as_str().to_owned(),
+        truncated: f.truncated,
+        content: f.content,
+    }
+}
+
+fn refused(list: &[(String, String)]) -> Vec<Refused> {
+    list.iter()
+        .map(|(script, reason)| Refused {
+            script: script.clone(),
+            reason: reason.clone(),
+        })
+        .collect()
+}
+
+/// The largest index ≤ `max` that is a character boundary of `s`.
+fn floor_char_boundary(s: &str, max: usize) -> usize {
+    if max >= s.len() {
+        return s.len();
+    }
+    (0..=max)
+        .rev()
+        .find(|&i| s.is_char_boundary(i))
+        .unwrap_or(0)
+}
