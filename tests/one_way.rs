@@ -1,0 +1,172 @@
+//! Data flows one way (issue "One-way flow"): the `crate::` references of
+//! `src/` form no cycle, so the modules stack in floors — each imports only
+//! modules on floors below its own. The floors are printed, and README's
+//! module table (floor and imports of each module) is checked against
+//! them, so the picture there stays true.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::Path;
+
+/// Every top-level module of the library → the modules it names through
+/// `crate::` (in code, not in comments), itself left out.
+fn graph() -> BTreeMap<String, BTreeSet<String>> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let lib = fs::read_to_string(src.join("lib.rs")).expect("src/lib.rs");
+    let mut g: BTreeMap<String, BTreeSet<String>> = lib
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("pub mod "))
+        .map(|m| (m.trim_end_matches(';').to_owned(), BTreeSet::new()))
+        .collect();
+    let mut files = Vec::new();
+    collect(&src, &mut files);
+    for file in files {
+        let rel = file.strip_prefix(&src).expect("under src");
+        let first = rel.components().next().expect("a component");
+        let module = first
+            .as_os_str()
+            .to_string_lossy()
+            .trim_end_matches(".rs")
+            .to_owned();
+        if module == "lib" || module == "main" || module == "bin" {
+            continue;
+        }
+        let deps = g
+            .get_mut(&module)
+            .unwrap_or_else(|| panic!("{} belongs to no module lib.rs declares", rel.display()));
+        let text = fs::read_to_string(&file).expect("readable source");
+        for line in text.lines() {
+            let code = line.split("//").next().unwrap_or("");
+            let mut rest = code;
+            while let Some(at) = rest.find("crate::") {
+                rest = &rest[at + "crate::".len()..];
+                let name: String = rest
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect();
+                if !name.is_empty() && name != module {
+                    deps.insert(name);
+                }
+            }
+            // `use crate::{a, b::c}` names several modules at once.
+            if let Some(group) = code.trim().strip_prefix("use crate::{") {
+                for part in group.split(',') {
+                    let name: String = part
+                        .trim()
+                        .chars()
+                        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                        .collect();
+                    if !name.is_empty() && name != module {
+                        deps.insert(name);
+                    }
+                }
+            }
+        }
+    }
+    g
+}
+
+fn collect(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    for e in fs::read_dir(dir).expect("readable src dir") {
+        let p = e.expect("dir entry").path();
+        if p.is_dir() {
+            collect(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// Each module's floor: 0 when it imports no module of the crate, else one
+/// above the highest floor it imports. `Err` names a cycle.
+fn floors(g: &BTreeMap<String, BTreeSet<String>>) -> Result<BTreeMap<String, usize>, Vec<String>> {
+    fn visit(
+        m: &str,
+        g: &BTreeMap<String, BTreeSet<String>>,
+        done: &mut BTreeMap<String, usize>,
+        path: &mut Vec<String>,
+    ) -> Result<usize, Vec<String>> {
+        if let Some(&f) = done.get(m) {
+            return Ok(f);
+        }
+        if let Some(at) = path.iter().position(|p| p == m) {
+            let mut cycle = path[at..].to_vec();
+            cycle.push(m.to_owned());
+            return Err(cycle);
+        }
+        path.push(m.to_owned());
+        let mut floor = 0;
+        for d in g.get(m).into_iter().flatten() {
+            floor = floor.max(visit(d, g, done, path)? + 1);
+        }
+        path.pop();
+        done.insert(m.to_owned(), floor);
+        Ok(floor)
+    }
+    let mut done = BTreeMap::new();
+    for m in g.keys() {
+        visit(m, g, &mut done, &mut Vec::new())?;
+    }
+    Ok(done)
+}
+
+#[test]
+fn the_modules_stack_in_floors() {
+    let g = graph();
+    for (m, deps) in &g {
+        for d in deps {
+            assert!(
+                g.contains_key(d),
+                "{m} names crate::{d}, which lib.rs does not declare"
+            );
+        }
+    }
+    let floors = floors(&g).unwrap_or_else(|cycle| {
+        panic!("the imports of src/ run in a circle: {}", cycle.join(" → "))
+    });
+    let top = floors.values().copied().max().unwrap_or(0);
+    for f in 0..=top {
+        let on: Vec<String> = floors
+            .iter()
+            .filter(|&(_, &x)| x == f)
+            .map(|(m, _)| {
+                let deps: Vec<&str> = g[m].iter().map(String::as_str).collect();
+                format!("{m} ({})", deps.join(", "))
+            })
+            .collect();
+        println!("floor {f}: {}", on.join("; "));
+    }
+    // README's module table gives each module's floor and imports; they
+    // must be these.
+    let readme = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
+        .expect("README.md");
+    for (m, f) in &floors {
+        let deps: Vec<&str> = g[m].iter().map(String::as_str).collect();
+        let deps = if deps.is_empty() {
+            "—".to_owned()
+        } else {
+            deps.join(", ")
+        };
+        let row = format!("| `{m}` | {f} | {deps} |");
+        assert!(
+            readme.contains(&row),
+            "README's module table has no row starting {row:?}: update its Architecture section"
+        );
+    }
+}
+
+#[test]
+fn a_cycle_is_found_and_named() {
+    let mut g: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    g.insert("a".into(), ["b".to_owned()].into());
+    g.insert("b".into(), ["c".to_owned()].into());
+    g.insert("c".into(), ["a".to_owned()].into());
+    g.insert("d".into(), BTreeSet::new());
+    let cycle = floors(&g).expect_err("a → b → c → a is a cycle");
+    assert_eq!(cycle, ["a", "b", "c", "a"]);
+    if let Some(c) = g.get_mut("c") {
+        c.clear();
+    }
+    let f = floors(&g).expect("no cycle now");
+    assert_eq!((f["a"], f["b"], f["c"], f["d"]), (2, 1, 0, 0));
+}
