@@ -1,0 +1,143 @@
+//! The skill-mcp benchmark (issue "Benchmarks"): speed and memory of every
+//! hot path, measured against the release binary over real stdio, each
+//! figure the median of several runs, printed as a table with its target
+//! and PASS/MISS.
+//!
+//! ```text
+//! cargo bench --bench skill-mcp              # the full run (BENCHMARKS.md)
+//! cargo bench --bench skill-mcp -- --quick   # under a minute once built
+//! ```
+//!
+//! `cargo bench` builds the `skill-mcp` binary with the bench profile
+//! (which inherits `release`) into the same target directory as this
+//! program, and hands its path over as `CARGO_BIN_EXE_skill-mcp`; that is
+//! the server measured. Trees are generated under a temporary directory
+//! and deleted afterwards. Everything is measured with a warm page cache
+//! (the tree was just written, and the floor reads it the same way).
+//!
+//! One concern per module: `settings` (the flags), `tree` (the synthetic
+//! skill trees), `client` (the stdio JSON-RPC client), `measure` (one
+//! module per phase), `report` (targets, PASS/MISS and the table), with
+//! `stats` and `rng` beside them. This file reads the flags, walks the
+//! tree sizes through the phases, and prints the summary.
+
+mod client;
+mod measure;
+mod report;
+mod rng;
+mod settings;
+mod stats;
+mod tree;
+
+use std::path::Path;
+use std::time::Instant;
+
+use crate::report::{Table, fmt_count, loadavg};
+use crate::settings::Settings;
+use crate::tree::make_tree;
+
+/// The release server, built by `cargo bench` beside this program.
+const SERVER: &str = env!("CARGO_BIN_EXE_skill-mcp");
+
+/// The tree size the targets are stated for.
+const TARGET_SKILLS: usize = 10_000;
+
+fn main() {
+    let s = Settings::from_args();
+    let began = Instant::now();
+    let server = Path::new(SERVER);
+    assert!(
+        server.is_file(),
+        "the server binary {SERVER} is missing: run this through `cargo bench --bench skill-mcp`"
+    );
+    println!(
+        "skill-mcp benchmark ({} mode) — server {}",
+        if s.quick { "quick" } else { "full" },
+        server.display()
+    );
+    println!(
+        "runs: {} boots per size, {} samples per round trip, {} full walks, {} run pairs, {} mixed calls",
+        s.boots,
+        s.trips,
+        s.walks,
+        s.run_pairs,
+        fmt_count(s.mixed_calls)
+    );
+    println!("load average at start: {}", loadavg());
+    let mut t = Table::default();
+    let largest = *s.sizes.iter().max().expect("a tree size");
+    let mut rss_series = Vec::new();
+    for &n in &s.sizes {
+        let g = Instant::now();
+        let tree = make_tree(n, s.fresh);
+        let size = fmt_count(n);
+        eprintln!(
+            "[{:>5.1}s] tree of {size} skills ({} files) {} in {:.1}s: {}",
+            began.elapsed().as_secs_f64(),
+            fmt_count(tree.files),
+            if tree.reused { "reused" } else { "generated" },
+            g.elapsed().as_secs_f64(),
+            tree.root.display()
+        );
+        // The targets are stated for 10,000 skills, so only judged there.
+        let judged = n == TARGET_SKILLS;
+        let stamp = |what: &str| {
+            eprintln!(
+                "[{:>5.1}s] {size}: {what} done",
+                began.elapsed().as_secs_f64()
+            )
+        };
+        if s.runs("boot") {
+            measure::boot::boots(&s, &tree, &size, &mut t, judged);
+            stamp("boots");
+        }
+        if s.runs("trips") {
+            measure::trips::trips(&s, &tree, &size, &mut t, judged);
+            stamp("round trips");
+        }
+        if n == largest && s.runs("run") {
+            measure::run::run_overhead(&s, &tree, &size, &mut t);
+            stamp("skill_run");
+        }
+        if n == largest && s.runs("mixed") {
+            rss_series = measure::mixed::flat(&s, &tree, &size, &mut t, judged);
+            stamp("mixed calls");
+        }
+        // After every other phase: the probe it adds never meets a floor.
+        if s.runs("rescan") {
+            measure::rescan::rescans(&s, &tree, &size, &mut t);
+            stamp("rescans");
+        }
+    }
+    println!();
+    t.print();
+    println!();
+    let series: Vec<String> = rss_series
+        .iter()
+        .map(|(k, r)| format!("{}: {r:.2}", fmt_count(*k)))
+        .collect();
+    println!(
+        "VmRSS (MiB) by call count at {}: {}",
+        fmt_count(largest),
+        series.join(", ")
+    );
+    println!(
+        "SEP-2640 door: always on; its boot cost is SkillsDoor::boot's per-skill name and \
+         description validation, included in every boot figure above (it cannot be switched off)."
+    );
+    println!("load average at end: {}", loadavg());
+    println!("total time: {:.1}s", began.elapsed().as_secs_f64());
+    let judged = t.rows.iter().filter(|r| !r.verdict.is_empty()).count();
+    if !s.sizes.contains(&TARGET_SKILLS) {
+        println!("the 10,000-skill targets were not judged: no 10,000-skill tree in this run");
+    }
+    if t.misses.is_empty() {
+        println!("{judged} targets judged, every one met");
+    } else {
+        println!(
+            "{judged} targets judged, {} missed: {}",
+            t.misses.len(),
+            t.misses.join("; ")
+        );
+    }
+}

@@ -1,0 +1,173 @@
+//! The boot phase: the floor (`find` and reading every SKILL.md, the
+//! least any scan must do), fresh servers booted up to their first
+//! `skill_list`, and peak RSS after boot; with SKILL_MCP_BENCH_BASELINE,
+//! another build booted interleaved. The floor lives here because only the
+//! boot figures are judged against it.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use crate::client::{Server, ok};
+use crate::report::{Table, Target};
+use crate::settings::Settings;
+use crate::stats::{median, mib, min_max, ms};
+use crate::tree::Tree;
+
+/// `find <tree> -type f`, then reading every SKILL.md it listed: the least
+/// any scan of the tree must do.
+fn floor(tree: &Tree) -> Duration {
+    let t = Instant::now();
+    let out = Command::new("find")
+        .arg(&tree.root)
+        .args(["-type", "f"])
+        .stderr(Stdio::inherit())
+        .output()
+        .expect("find runs");
+    assert!(out.status.success(), "find failed on the tree");
+    let listing = String::from_utf8(out.stdout).expect("find prints UTF-8 paths here");
+    let mut mds = 0;
+    let mut bytes = 0;
+    let mut all = 0;
+    for line in listing.lines() {
+        all += 1;
+        if line.ends_with("/SKILL.md") {
+            bytes += fs::read(line).expect("read SKILL.md").len();
+            mds += 1;
+        }
+    }
+    let d = t.elapsed();
+    assert_eq!(mds, tree.names.len(), "find saw every SKILL.md");
+    assert_eq!(
+        all, tree.files,
+        "the tree holds exactly the generated files"
+    );
+    assert!(bytes > 0);
+    d
+}
+
+/// Boots, the floor, and peak RSS after boot, for one tree.
+pub fn boots(s: &Settings, tree: &Tree, size: &str, t: &mut Table, judged: bool) {
+    // Warm the cache and the binary once, unmeasured.
+    floor(tree);
+    {
+        let mut sv = Server::spawn(&tree.root);
+        sv.initialize();
+        sv.tool("skill_list", json!({}));
+    }
+    let baseline = std::env::var_os("SKILL_MCP_BENCH_BASELINE").map(PathBuf::from);
+    let base_boot = |bin: &Path| {
+        let mut sv = Server::spawn_bin(bin, &tree.root);
+        sv.initialize();
+        let (id, _) = sv.send("tools/call", json!({"name": "skill_list", "arguments": {}}));
+        let (at, v) = sv.wait(id);
+        let n = ok("skill_list", v)["structuredContent"]["skills"]
+            .as_array()
+            .map_or(0, Vec::len);
+        assert_eq!(n, tree.names.len(), "the baseline serves every skill too");
+        ms(at - sv.spawned)
+    };
+    if let Some(b) = &baseline {
+        base_boot(b);
+    }
+    let mut base_first = Vec::new();
+    let floors: Vec<f64> = (0..s.boots).map(|_| ms(floor(tree))).collect();
+    let mut init = Vec::new();
+    let mut first = Vec::new();
+    let mut hwm = Vec::new();
+    let mut skx_cold = Vec::new();
+    for _ in 0..s.boots {
+        let mut sv = Server::spawn(&tree.root);
+        let at = sv.initialize();
+        init.push(ms(at - sv.spawned));
+        let (id, _) = sv.send("tools/call", json!({"name": "skill_list", "arguments": {}}));
+        let (at, v) = sv.wait(id);
+        first.push(ms(at - sv.spawned));
+        let list = ok("skill_list", v);
+        let n = list["structuredContent"]["skills"]
+            .as_array()
+            .map_or(0, Vec::len);
+        assert_eq!(n, tree.names.len(), "every generated skill is served");
+        hwm.push(mib(sv.status_kib("VmHWM")));
+        // SEP-2640 skills/list, first page, with nothing digested yet.
+        let (d, r) = sv.call("skills/list", json!({}));
+        assert!(r["skills"].as_array().is_some_and(|a| !a.is_empty()), "{r}");
+        skx_cold.push(ms(d));
+        drop(sv);
+        // Interleaved, so drift in the machine's load hits both builds.
+        if let Some(b) = &baseline {
+            base_first.push(base_boot(b));
+        }
+    }
+    if let Some(b) = &baseline {
+        t.ms(
+            &format!("boot → first skill_list, baseline {}", b.display()),
+            size,
+            &base_first,
+            Target::None,
+        );
+        t.add(
+            "boot → first skill_list, this build ÷ baseline",
+            size,
+            median(&first) / median(&base_first),
+            String::from("medians"),
+            "×",
+            Target::None,
+        );
+    }
+    let fl = median(&floors);
+    let boot = median(&first);
+    t.ms(
+        "floor: find -type f + read every SKILL.md",
+        size,
+        &floors,
+        Target::None,
+    );
+    t.ms("boot → initialize answered", size, &init, Target::None);
+    t.ms(
+        "boot → first skill_list answered",
+        size,
+        &first,
+        if judged {
+            Target::MsUnder(300.0)
+        } else {
+            Target::None
+        },
+    );
+    let ratios: Vec<f64> = first.iter().map(|b| b / fl).collect();
+    let (lo, hi) = min_max(&ratios);
+    t.add(
+        "boot + first skill_list ÷ floor",
+        size,
+        boot / fl,
+        format!("{lo:.2}–{hi:.2}"),
+        "×",
+        if judged {
+            Target::RatioUnder(3.0)
+        } else {
+            Target::None
+        },
+    );
+    let (lo, hi) = min_max(&hwm);
+    t.add(
+        "peak RSS (VmHWM) after boot + skill_list",
+        size,
+        median(&hwm),
+        format!("{lo:.2}–{hi:.2}"),
+        "MiB",
+        if judged {
+            Target::MibUnder(40.0)
+        } else {
+            Target::None
+        },
+    );
+    t.ms(
+        "skills/list first page, cold digests",
+        size,
+        &skx_cold,
+        Target::None,
+    );
+}

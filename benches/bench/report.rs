@@ -1,0 +1,149 @@
+//! The results table: each row's figure, spread, target and PASS/MISS
+//! verdict, the misses the summary lists, and the formatting the printed
+//! lines share. Apart so what a target is, and how it is judged, is in one
+//! place.
+
+use std::fmt::Write as _;
+use std::fs;
+
+use crate::stats::{median, min_max};
+
+#[derive(Clone, Copy)]
+pub enum Target {
+    None,
+    /// Under this many milliseconds.
+    MsUnder(f64),
+    /// Under this many MiB.
+    MibUnder(f64),
+    /// Under this ratio.
+    RatioUnder(f64),
+    /// At most this count.
+    CountAtMost(f64),
+}
+
+pub struct Row {
+    what: String,
+    size: String,
+    value: String,
+    spread: String,
+    target: String,
+    pub verdict: &'static str,
+}
+
+#[derive(Default)]
+pub struct Table {
+    pub rows: Vec<Row>,
+    pub misses: Vec<String>,
+}
+
+impl Table {
+    pub fn add(
+        &mut self,
+        what: &str,
+        size: &str,
+        value: f64,
+        spread: String,
+        unit: &str,
+        t: Target,
+    ) {
+        let (target, pass) = match t {
+            Target::None => (String::new(), None),
+            Target::MsUnder(x) => (format!("< {x} ms"), Some(value < x)),
+            Target::MibUnder(x) => (format!("< {x} MiB"), Some(value < x)),
+            Target::RatioUnder(x) => (format!("< {x}×"), Some(value < x)),
+            Target::CountAtMost(x) => (format!("≤ {x}"), Some(value <= x)),
+        };
+        let verdict = match pass {
+            None => "",
+            Some(true) => "PASS",
+            Some(false) => "MISS",
+        };
+        if pass == Some(false) {
+            self.misses.push(format!("{what} ({size})"));
+        }
+        self.rows.push(Row {
+            what: what.into(),
+            size: size.into(),
+            value: format!("{value:.2} {unit}"),
+            spread,
+            target,
+            verdict,
+        });
+    }
+
+    pub fn ms(&mut self, what: &str, size: &str, samples: &[f64], t: Target) {
+        let (lo, hi) = min_max(samples);
+        let spread = format!("{lo:.2}–{hi:.2} (n={})", samples.len());
+        self.add(what, size, median(samples), spread, "ms", t);
+    }
+
+    pub fn note(&mut self, what: &str, size: &str, value: String, spread: String) {
+        self.rows.push(Row {
+            what: what.into(),
+            size: size.into(),
+            value,
+            spread,
+            target: String::new(),
+            verdict: "",
+        });
+    }
+
+    pub fn print(&self) {
+        let head = ["measurement", "skills", "median", "min–max", "target", ""];
+        let cells: Vec<[&str; 6]> = self
+            .rows
+            .iter()
+            .map(|r| {
+                [
+                    r.what.as_str(),
+                    r.size.as_str(),
+                    r.value.as_str(),
+                    r.spread.as_str(),
+                    r.target.as_str(),
+                    r.verdict,
+                ]
+            })
+            .collect();
+        let mut w = head.map(|h| h.chars().count());
+        for c in &cells {
+            for (i, s) in c.iter().enumerate() {
+                w[i] = w[i].max(s.chars().count());
+            }
+        }
+        let line = |c: &[&str; 6]| {
+            let mut s = String::from("|");
+            for (i, x) in c.iter().enumerate() {
+                let pad = w[i] - x.chars().count();
+                let _ = write!(s, " {x}{} |", " ".repeat(pad));
+            }
+            s
+        };
+        println!("{}", line(&head));
+        let mut sep = String::from("|");
+        for x in w {
+            let _ = write!(sep, "{}|", "-".repeat(x + 2));
+        }
+        println!("{sep}");
+        for c in &cells {
+            println!("{}", line(c));
+        }
+    }
+}
+
+pub fn loadavg() -> String {
+    fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "?".into())
+}
+
+pub fn fmt_count(n: usize) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}

@@ -1,0 +1,123 @@
+//! The command line: which phases run, on which tree sizes, and how many
+//! samples each takes (`--quick` trades samples for time). Kept apart so
+//! the flags, their defaults and the `--help` text are in one place.
+
+pub struct Settings {
+    pub quick: bool,
+    /// Regenerate the trees even when complete ones are kept.
+    pub fresh: bool,
+    pub sizes: Vec<usize>,
+    /// Fresh servers booted per tree size (boot, first skill_list, VmHWM).
+    pub boots: usize,
+    /// Samples of each round trip.
+    pub trips: usize,
+    /// Full walks of resources/list.
+    pub walks: usize,
+    /// Pairs of (bare node, skill_run).
+    pub run_pairs: usize,
+    /// Calls in the memory-flatness run.
+    pub mixed_calls: usize,
+    /// Which phases run: boot, trips, run, mixed (all by default).
+    pub only: Vec<String>,
+}
+
+const PHASES: &[&str] = &["boot", "trips", "run", "mixed", "rescan"];
+
+impl Settings {
+    pub fn runs(&self, phase: &str) -> bool {
+        self.only.is_empty() || self.only.iter().any(|p| p == phase)
+    }
+}
+
+impl Settings {
+    pub fn from_args() -> Settings {
+        let mut quick = false;
+        let mut fresh = false;
+        let mut sizes = None;
+        let mut only = Vec::new();
+        let mut args = std::env::args().skip(1);
+        while let Some(a) = args.next() {
+            match a.as_str() {
+                "--quick" => quick = true,
+                "--fresh" => fresh = true,
+                "--sizes" => {
+                    let v = args.next().unwrap_or_default();
+                    let parsed: Result<Vec<usize>, _> = v
+                        .split(',')
+                        .map(|x| x.trim().replace('_', "").parse())
+                        .collect();
+                    match parsed {
+                        Ok(list) if !list.is_empty() && list.iter().all(|&n| n > 0) => {
+                            sizes = Some(list)
+                        }
+                        _ => {
+                            eprintln!("skill-mcp bench: --sizes takes numbers like 100,1000");
+                            std::process::exit(2);
+                        }
+                    }
+                }
+                "--only" => {
+                    only = args
+                        .next()
+                        .unwrap_or_default()
+                        .split(',')
+                        .map(str::to_owned)
+                        .collect();
+                    if let Some(bad) = only.iter().find(|p| !PHASES.contains(&p.as_str())) {
+                        eprintln!("skill-mcp bench: unknown phase {bad:?} (phases: {PHASES:?})");
+                        std::process::exit(2);
+                    }
+                }
+                // cargo bench passes --bench to a harness = false target.
+                "--bench" => {}
+                "-h" | "--help" => {
+                    println!(
+                        "usage: cargo bench --bench skill-mcp [-- [--quick] [--fresh] [--sizes N,..] [--only PHASE,..]]\n\n\
+                         --quick         fewer runs and 1,000 mixed calls (under a minute once built)\n\
+                         --fresh         regenerate the skill trees kept in the target directory\n\
+                         --sizes N,..    tree sizes (default 100,1000,10000); skill_run and the mixed\n\
+                         \x20               calls run on the largest; targets are judged at 10,000 only\n\
+                         --only PHASE,.. boot, trips, run, mixed, rescan (default: all)\n\n\
+                         SKILL_MCP_BENCH_BASELINE=PATH also boots another build of the server\n\
+                         (e.g. one from before a change) interleaved with this one, for a\n\
+                         boot-time comparison on the same trees.\n\
+                         SKILL_MCP_BENCH_WRAP=\"cmd args\" runs the server under a wrapper (e.g.\n\
+                         \"env MALLOC_ARENA_MAX=2\" or \"heaptrack -o FILE\"; RSS is read from\n\
+                         the server process under it, timings include the wrapper's overhead)"
+                    );
+                    std::process::exit(0);
+                }
+                other => {
+                    eprintln!("skill-mcp bench: unknown argument {other:?} (try --help)");
+                    std::process::exit(2);
+                }
+            }
+        }
+        let sizes = sizes.unwrap_or_else(|| vec![100, 1_000, 10_000]);
+        if quick {
+            Settings {
+                quick,
+                fresh,
+                only,
+                sizes,
+                boots: 3,
+                trips: 5,
+                walks: 1,
+                run_pairs: 7,
+                mixed_calls: 1_000,
+            }
+        } else {
+            Settings {
+                quick,
+                fresh,
+                only,
+                sizes,
+                boots: 11,
+                trips: 31,
+                walks: 3,
+                run_pairs: 31,
+                mixed_calls: 10_000,
+            }
+        }
+    }
+}
