@@ -11,8 +11,8 @@
 //! `cargo bench` builds the `skill-mcp` binary with the bench profile
 //! (which inherits `release`) into the same target directory as this
 //! program, and hands its path over as `CARGO_BIN_EXE_skill-mcp`; that is
-//! the server measured. Trees are generated under a temporary directory
-//! and deleted afterwards. Everything is measured with a warm page cache
+//! the server measured. Trees are generated once into the target
+//! directory and reused by later runs (`tree`). Everything is measured with a warm page cache
 //! (the tree was just written, and the floor reads it the same way).
 //!
 //! One concern per module: `settings` (the flags), `tree` (the synthetic
@@ -122,7 +122,7 @@ fn main() {
         series.join(", ")
     );
     println!(
-        "SEP-2640 door: always on; its boot cost is SkillsDoor::boot's per-skill name and \
+        "SEP-2640 door: always on; its boot cost is SkillsView::boot's per-skill name and \
          description validation, included in every boot figure above (it cannot be switched off)."
     );
     println!("load average at end: {}", loadavg());
