@@ -78,7 +78,8 @@
             SKILL_MCP_NODE = node;
           };
 
-          # The server. The default build also installs the conformance
+          # The server. The default build (the workspace's default members:
+          # the server and the conformance runner's crate) also installs the
           # runner and its cases as a second output, so `conformance` costs
           # no second compile.
           server =
@@ -118,6 +119,8 @@
                   mkdir -p $conformance/bin $conformance/share/skill-mcp
                   mv $out/bin/skill-mcp-conformance $conformance/bin/
                   cp -r conformance $conformance/share/skill-mcp/conformance
+                  # The runner's own crate is source, not a case.
+                  rm -rf $conformance/share/skill-mcp/conformance/runner
                 '';
               }
             );

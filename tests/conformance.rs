@@ -3,6 +3,8 @@
 //! README's test command also runs the runner binary on its own, which is
 //! how another implementation runs it.
 
+mod common;
+
 use std::process::Command;
 
 #[test]
@@ -10,7 +12,7 @@ fn the_server_passes_the_conformance_suite() {
     // Two cases at a time, as the gate runs them; mutation testing asks for
     // more (the cases mostly wait on their servers) through this variable.
     let jobs = std::env::var("SKILL_MCP_CONFORMANCE_JOBS").unwrap_or_else(|_| "2".into());
-    let out = Command::new(env!("CARGO_BIN_EXE_skill-mcp-conformance"))
+    let out = Command::new(common::runner())
         .args(["--server", env!("CARGO_BIN_EXE_skill-mcp"), "--jobs", &jobs])
         .output()
         .expect("the runner runs");

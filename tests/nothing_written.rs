@@ -5,6 +5,8 @@
 //! (any process that exec'd something else, and its descendants) — those
 //! write what they like, which the server does not vouch for.
 
+mod common;
+
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::process::Command;
@@ -57,7 +59,7 @@ fn the_server_writes_nothing_while_the_suite_runs() {
     .unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_skill-mcp-conformance"))
+    let out = Command::new(common::runner())
         .args([
             "--server",
             &format!("{} {bin}", wrapper.display()),

@@ -3,9 +3,10 @@
 //! one rule at a time, fails the cases about that rule — and passes them
 //! through a proxy that breaks nothing.
 
+mod common;
+
 use std::process::Command;
 
-const RUNNER: &str = env!("CARGO_BIN_EXE_skill-mcp-conformance");
 const SERVER: &str = env!("CARGO_BIN_EXE_skill-mcp");
 const PROXY: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -14,7 +15,7 @@ const PROXY: &str = concat!(
 
 /// Runs `cases` through the proxy with `mutation`; returns the IDs that failed.
 fn failing(mutation: &str, cases: &str) -> Vec<String> {
-    let out = Command::new(RUNNER)
+    let out = Command::new(common::runner())
         .args([
             "--server",
             &format!("python3 {PROXY} {mutation} {SERVER}"),

@@ -192,3 +192,33 @@ pub fn proc_kib(pid: u32, field: &str) -> u64 {
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
         .unwrap_or_else(|| panic!("no {field} in /proc/{pid}/status"))
 }
+
+/// The conformance runner, built on first use. It is its own crate (so it
+/// cannot link the server's code), and Cargo hands a test only the
+/// binaries of its own package, so the runner is built here — a no-op when
+/// it is up to date — into the target directory this test runs from.
+pub fn runner() -> &'static Path {
+    static RUNNER: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    RUNNER.get_or_init(|| {
+        let exe = std::env::current_exe().expect("the test's own path");
+        // target/<profile>/deps/<test> → target
+        let target = exe
+            .ancestors()
+            .nth(3)
+            .expect("a test runs from target/<profile>/deps");
+        let status = Command::new(env!("CARGO"))
+            .args([
+                "build",
+                "--quiet",
+                "-p",
+                "skill-mcp-conformance",
+                "--target-dir",
+            ])
+            .arg(target)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .status()
+            .expect("cargo runs");
+        assert!(status.success(), "building the conformance runner failed");
+        target.join("debug/skill-mcp-conformance")
+    })
+}

@@ -52,7 +52,9 @@ fn default_cases_dir() -> PathBuf {
             return installed;
         }
     }
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/conformance"))
+    // Built from a checkout (`cargo run`, `cargo install --path
+    // conformance/runner`): the cases beside this crate.
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
 }
 
 /// A relative program path with a slash is made absolute against the

@@ -279,8 +279,11 @@ pub fn is_valid_id(s: &str) -> bool {
         && num.bytes().all(|b| b.is_ascii_digit())
 }
 
-/// The case directories in `dir`, sorted by name. Hidden entries and plain
-/// files (FORMAT.md, suite.json) are skipped; every other directory is a case.
+/// The case directories in `dir`, sorted by name. Hidden entries, plain
+/// files (FORMAT.md, suite.json) and directories whose name starts with a
+/// lowercase letter (`runner/`, the runner's own crate; `deviations/`) are
+/// skipped; every other directory is a case, so a misnamed case is an
+/// error rather than left out.
 pub fn discover(dir: &Path) -> Result<Vec<(String, PathBuf)>, String> {
     let rd = std::fs::read_dir(dir)
         .map_err(|e| format!("cannot read the cases directory {}: {e}", dir.display()))?;
@@ -295,7 +298,7 @@ pub fn discover(dir: &Path) -> Result<Vec<(String, PathBuf)>, String> {
                 name
             ));
         };
-        if name.starts_with('.') {
+        if name.starts_with('.') || name.starts_with(|c: char| c.is_ascii_lowercase()) {
             continue;
         }
         let path = ent.path();
