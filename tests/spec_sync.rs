@@ -104,6 +104,9 @@ fn cases() -> BTreeSet<String> {
         .map(|e| e.unwrap())
         .filter(|e| e.path().is_dir())
         .map(|e| e.file_name().to_string_lossy().into_owned())
+        // `runner/` (the runner's crate) and `deviations/` are tooling, as
+        // the runner itself reads them: not cases.
+        .filter(|n| !n.starts_with(|c: char| c.is_ascii_lowercase()))
         .collect()
 }
 
@@ -256,4 +259,27 @@ fn every_sentence_of_the_design_of_record_maps_to_requirements() {
         }
     }
     assert!(errors.is_empty(), "{}", errors.join("\n"));
+}
+
+#[test]
+fn the_runner_crate_does_not_depend_on_the_server() {
+    // SUITE-009: the crate boundary is the guarantee; check it holds.
+    let manifest =
+        std::fs::read_to_string(Path::new(ROOT).join("conformance/runner/Cargo.toml")).unwrap();
+    let deps = manifest
+        .split("[dependencies]")
+        .nth(1)
+        .expect("the runner's Cargo.toml has [dependencies]");
+    for line in deps.lines() {
+        let name = line.split(['=', ' ']).next().unwrap_or_default().trim();
+        assert!(
+            !name.starts_with("skill-mcp") && !line.contains("path"),
+            "the runner depends on {line:?}: it may use only the wire protocol"
+        );
+    }
+    let root = std::fs::read_to_string(Path::new(ROOT).join("Cargo.toml")).unwrap();
+    assert!(
+        root.contains("members = [\".\", \"conformance/runner\"]"),
+        "the runner is a workspace member"
+    );
 }

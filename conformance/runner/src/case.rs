@@ -31,6 +31,10 @@ pub enum Mode {
     Initialize,
     Stateless,
     Raw,
+    /// The core profile's one mode: `initialize` at the design of record's
+    /// protocol version. Never written in a case (`modes` cannot name it).
+    #[serde(skip)]
+    Core,
 }
 
 impl Mode {
@@ -39,8 +43,41 @@ impl Mode {
             Mode::Initialize => "initialize",
             Mode::Stateless => "stateless",
             Mode::Raw => "raw",
+            Mode::Core => "core",
         }
     }
+}
+
+/// Which rules a run checks (FORMAT.md, *Profiles*).
+#[derive(Deserialize, Clone, Copy, Debug, PartialEq, Eq, Default, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Profile {
+    /// The design of record's rules only, by hand-written expectations.
+    Core,
+    /// Everything this implementation holds to, by recorded goldens.
+    #[default]
+    Full,
+}
+
+impl Profile {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Profile::Core => "core",
+            Profile::Full => "full",
+        }
+    }
+}
+
+/// A capability a case needs the server to advertise (FORMAT.md,
+/// *Capability gates*).
+#[derive(Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Capability {
+    #[serde(rename = "skills-extension")]
+    SkillsExtension,
+    #[serde(rename = "prompts.listChanged")]
+    PromptsListChanged,
+    #[serde(rename = "resources.listChanged")]
+    ResourcesListChanged,
 }
 
 /// `case.json` as written; `setup` and `steps` are checked by hand so that
@@ -60,6 +97,10 @@ struct RawCase {
     #[serde(default)]
     setup: Vec<Value>,
     steps: Vec<Value>,
+    #[serde(default)]
+    profile: Profile,
+    #[serde(default)]
+    requires: Vec<Capability>,
 }
 
 /// A path relative to `${WORK}`: only normal components, none of them `..`.
@@ -210,16 +251,28 @@ pub enum StepKind {
     },
 }
 
+/// What the core profile does with a step (FORMAT.md, *Core expectations*).
+#[derive(Clone, Debug, PartialEq)]
+pub enum CoreStep {
+    /// A step without a reply (notify, sleep, act, a raw line): sent, and
+    /// nothing to check.
+    Sent,
+    /// Sent, and its reply's core view must match this pattern.
+    Expect(Value),
+    /// Not sent in the core profile (only this implementation answers it).
+    Skip,
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Step {
     pub kind: StepKind,
     pub timeout_ms: u64,
     pub redact: Vec<Redaction>,
+    pub core: CoreStep,
 }
 
 impl Step {
     /// Whether this step records a reply.
-    #[cfg(test)]
     pub fn expects_reply(&self) -> bool {
         matches!(
             self.kind,
@@ -256,6 +309,8 @@ pub struct Case {
     pub steps: Vec<Step>,
     /// The case's directory (absolute, canonical): `${CASE}`.
     pub dir: PathBuf,
+    pub profile: Profile,
+    pub requires: Vec<Capability>,
 }
 
 impl Case {
@@ -404,6 +459,7 @@ pub fn parse_case(dir_name: &str, text: &str, dir: PathBuf) -> Result<Case, Stri
         .enumerate()
         .map(|(i, v)| parse_step(v).map_err(|e| format!("steps[{i}]: {e}")))
         .collect::<Result<Vec<_>, _>>()?;
+    check_core(raw.profile, &steps)?;
     Ok(Case {
         id: raw.id,
         title: raw.title,
@@ -414,7 +470,39 @@ pub fn parse_case(dir_name: &str, text: &str, dir: PathBuf) -> Result<Case, Stri
         setup,
         steps,
         dir,
+        profile: raw.profile,
+        requires: raw.requires,
     })
+}
+
+/// A core case checks every step that has a reply, or says it skips it,
+/// and checks at least one; a full case carries no core expectations.
+fn check_core(profile: Profile, steps: &[Step]) -> Result<(), String> {
+    let mut checked = 0;
+    for (i, s) in steps.iter().enumerate() {
+        match (&s.core, profile, s.expects_reply()) {
+            (CoreStep::Sent, Profile::Full, _) | (CoreStep::Sent, _, false) => {}
+            (CoreStep::Skip, Profile::Core, _) => {}
+            (CoreStep::Expect(_), Profile::Core, true) => checked += 1,
+            (CoreStep::Expect(_), Profile::Core, false) => {
+                return Err(format!("steps[{i}]: `expect` on a step that has no reply"));
+            }
+            (CoreStep::Sent, Profile::Core, true) => {
+                return Err(format!(
+                    "steps[{i}]: a core case gives every step with a reply an `expect` pattern or \"core\": \"skip\""
+                ));
+            }
+            (_, Profile::Full, _) => {
+                return Err(format!(
+                    "steps[{i}]: `expect` and `core` belong to core cases (\"profile\": \"core\")"
+                ));
+            }
+        }
+    }
+    if profile == Profile::Core && checked == 0 {
+        return Err("a core case checks at least one step with `expect`".to_string());
+    }
+    Ok(())
 }
 
 fn check_fields(obj: &Map<String, Value>, kind: &str, allowed: &[&str]) -> Result<(), String> {
@@ -705,7 +793,18 @@ fn parse_step(v: &Value) -> Result<Step, String> {
     };
     let kind = match kind {
         "request" => {
-            check_fields(obj, kind, &["request", "params", "timeout_ms", "redact"])?;
+            check_fields(
+                obj,
+                kind,
+                &[
+                    "request",
+                    "params",
+                    "timeout_ms",
+                    "redact",
+                    "expect",
+                    "core",
+                ],
+            )?;
             StepKind::Request {
                 method: method_field(obj, "request")?,
                 params: params_field(obj)?,
@@ -719,7 +818,11 @@ fn parse_step(v: &Value) -> Result<Step, String> {
             }
         }
         "raw" => {
-            check_fields(obj, kind, &["raw", "reply", "timeout_ms", "redact"])?;
+            check_fields(
+                obj,
+                kind,
+                &["raw", "reply", "timeout_ms", "redact", "expect", "core"],
+            )?;
             let text = str_field(obj, "raw")?.to_string();
             let reply = match obj.get("reply") {
                 None => false,
@@ -756,7 +859,11 @@ fn parse_step(v: &Value) -> Result<Step, String> {
             StepKind::Act { actions }
         }
         "concurrent" => {
-            check_fields(obj, kind, &["concurrent", "timeout_ms", "redact"])?;
+            check_fields(
+                obj,
+                kind,
+                &["concurrent", "timeout_ms", "redact", "expect", "core"],
+            )?;
             let list = obj
                 .get("concurrent")
                 .and_then(Value::as_array)
@@ -783,10 +890,25 @@ fn parse_step(v: &Value) -> Result<Step, String> {
         }
         _ => return Err(format!("unhandled step kind `{kind}`")),
     };
+    let core = match (obj.get("expect"), obj.get("core")) {
+        (Some(_), Some(_)) => {
+            return Err("a step has `expect` or \"core\": \"skip\", not both".to_string());
+        }
+        (Some(p), None) => {
+            crate::expect::validate(p).map_err(|e| format!("expect: {e}"))?;
+            CoreStep::Expect(p.clone())
+        }
+        (None, Some(Value::String(s))) if s == "skip" => CoreStep::Skip,
+        (None, Some(other)) => {
+            return Err(format!("`core` takes \"skip\", got {other}"));
+        }
+        (None, None) => CoreStep::Sent,
+    };
     Ok(Step {
         kind,
         timeout_ms,
         redact,
+        core,
     })
 }
 

@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Parser, ValueEnum};
 
+use crate::case::Profile;
+
 /// Drives an MCP server over stdio through the conformance cases and
 /// compares its replies with each case's golden transcript.
 #[derive(Parser, Debug)]
@@ -38,6 +40,17 @@ pub struct Cli {
     /// Record golden.json for the selected cases instead of comparing.
     #[arg(long)]
     pub bless: bool,
+
+    /// What to check: `core`, the design of record's rules by hand-written
+    /// expectations; `full`, everything, by recorded goldens.
+    #[arg(long, value_enum, default_value_t = Profile::Full)]
+    pub profile: Profile,
+
+    /// A Markdown list of the cases this server is known to fail (a table
+    /// whose rows start `| ID |`): the run passes exactly when the failing
+    /// cases are the listed ones.
+    #[arg(long, value_name = "FILE", conflicts_with = "bless")]
+    pub known_failures: Option<PathBuf>,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]

@@ -7,7 +7,9 @@
 mod case;
 mod cli;
 mod compare;
+mod expect;
 mod json;
+mod known;
 mod normalize;
 mod redact;
 mod report;
@@ -23,9 +25,11 @@ use std::time::{Duration, Instant};
 
 use clap::Parser;
 
-use crate::case::{Case, Golden};
+use serde_json::Value;
+
+use crate::case::{Case, Golden, Mode, Profile};
 use crate::cli::{Cli, Format};
-use crate::report::{CaseReport, Failure, Header};
+use crate::report::{CaseReport, Failure, Header, ModeReport};
 use crate::runner::{RunConfig, UnitRun};
 
 /// Total time one case may take in one mode.
@@ -124,6 +128,11 @@ fn main() -> ExitCode {
         .filter(|(n, _)| only.is_empty() || only.contains(n))
         .collect();
 
+    if cli.bless && cli.profile == Profile::Core {
+        return usage_error(
+            "--bless records goldens, which only the full profile uses; core cases carry hand-written `expect` patterns",
+        );
+    }
     let mut cases = Vec::new();
     let mut errors = Vec::new();
     for (name, dir) in &selected {
@@ -132,8 +141,32 @@ fn main() -> ExitCode {
             Err(e) => errors.push(e),
         }
     }
+    if cli.profile == Profile::Core {
+        if let Some(c) = cases
+            .iter()
+            .find(|c| c.profile != Profile::Core && only.contains(&c.id))
+        {
+            return usage_error(&format!(
+                "--only: `{}` is not a core case (its rule is this implementation's, not the design of record's); run it with --profile full",
+                c.id
+            ));
+        }
+        cases.retain(|c| c.profile == Profile::Core);
+    }
+    let known = match &cli.known_failures {
+        None => None,
+        Some(f) => match known::read(f) {
+            Ok(ids) => Some((f.display().to_string(), ids)),
+            Err(e) => return usage_error(&e),
+        },
+    };
+    if let Some((file, ids)) = &known
+        && let Some(id) = ids.iter().find(|id| !found.iter().any(|(n, _)| n == *id))
+    {
+        return usage_error(&format!("{file} lists `{id}`, which is not a case"));
+    }
     let mut goldens: Vec<Option<Golden>> = Vec::new();
-    if !cli.bless && !cli.list {
+    if !cli.bless && !cli.list && cli.profile == Profile::Full {
         for c in &cases {
             match case::load_golden(c) {
                 Ok(g) => goldens.push(g),
@@ -157,8 +190,17 @@ fn main() -> ExitCode {
     if cli.list {
         let mut s = String::new();
         for c in &cases {
-            let modes: Vec<&str> = c.modes.iter().map(|m| m.as_str()).collect();
-            s.push_str(&format!("{} [{}] {}\n", c.id, modes.join(","), c.title));
+            let modes: Vec<&str> = runner::modes_for(c, cli.profile)
+                .iter()
+                .map(|m| m.as_str())
+                .collect();
+            s.push_str(&format!(
+                "{} [{}] ({}) {}\n",
+                c.id,
+                modes.join(","),
+                c.profile.as_str(),
+                c.title
+            ));
         }
         out(&s);
         return ExitCode::SUCCESS;
@@ -176,6 +218,7 @@ fn main() -> ExitCode {
         path_env: std::env::var_os("PATH").unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into()),
         unit_deadline: UNIT_DEADLINE,
         is_root: nix::unistd::geteuid().is_root(),
+        profile: cli.profile,
     });
 
     let header = Header {
@@ -184,32 +227,73 @@ fn main() -> ExitCode {
         cases_dir: cases_dir.display().to_string(),
         server: runner::preflight(&cfg),
         bless: cli.bless,
+        profile: cli.profile,
     };
     let text = cli.format == Format::Text;
     if text {
         out(&report::text_header(&header));
     }
 
-    // One unit per case and mode, in case-ID order.
+    // What runs: each case's modes under this profile, less what the
+    // server does not advertise (reported N/A, never failed).
+    let gates: Vec<Option<String>> = cases
+        .iter()
+        .map(|c| runner::case_gate(c, &header.server))
+        .collect();
+    let plan: Vec<Vec<Mode>> = cases
+        .iter()
+        .zip(&gates)
+        .map(|(c, gate)| match gate {
+            Some(_) => Vec::new(),
+            None => runner::modes_for(c, cli.profile),
+        })
+        .collect();
+    let skipped_modes: Vec<Vec<ModeReport>> = plan
+        .iter()
+        .map(|modes| {
+            modes
+                .iter()
+                .filter_map(|&m| {
+                    runner::mode_gate(m, &header.server).map(|why| runner::not_applicable(m, why))
+                })
+                .collect()
+        })
+        .collect();
+    let plan: Vec<Vec<Mode>> = plan
+        .into_iter()
+        .map(|modes| {
+            modes
+                .into_iter()
+                .filter(|&m| runner::mode_gate(m, &header.server).is_none())
+                .collect()
+        })
+        .collect();
+
+    // One unit per case and runnable mode, in case-ID order.
     let cases = Arc::new(cases);
-    let units: Vec<(usize, usize)> = cases
+    let plan = Arc::new(plan);
+    let units: Vec<(usize, usize)> = plan
         .iter()
         .enumerate()
-        .flat_map(|(ci, c)| (0..c.modes.len()).map(move |mi| (ci, mi)))
+        .flat_map(|(ci, modes)| (0..modes.len()).map(move |mi| (ci, mi)))
         .collect();
     let units = Arc::new(units);
     let rx = {
-        let (cases, units, cfg) = (Arc::clone(&cases), Arc::clone(&units), Arc::clone(&cfg));
+        let (cases, units, cfg, plan) = (
+            Arc::clone(&cases),
+            Arc::clone(&units),
+            Arc::clone(&cfg),
+            Arc::clone(&plan),
+        );
         runner::run_pool(units.len(), cli.jobs, move |u| {
             let (ci, mi) = units[u];
-            let c = &cases[ci];
-            runner::run_unit(c, c.modes[mi], &cfg)
+            runner::run_unit(&cases[ci], plan[ci][mi], &cfg)
         })
     };
 
-    let mut slots: Vec<Vec<Option<UnitRun>>> = cases
+    let mut slots: Vec<Vec<Option<UnitRun>>> = plan
         .iter()
-        .map(|c| c.modes.iter().map(|_| None).collect())
+        .map(|modes| modes.iter().map(|_| None).collect())
         .collect();
     let mut reports: Vec<CaseReport> = Vec::new();
     let mut next_case = 0;
@@ -222,7 +306,25 @@ fn main() -> ExitCode {
                 .iter_mut()
                 .filter_map(Option::take)
                 .collect();
-            let r = if cli.bless {
+            let r = if let Some(why) = &gates[next_case] {
+                CaseReport::skipped(&c.id, &c.title, why.clone())
+            } else if runs.is_empty() {
+                let why = skipped_modes[next_case]
+                    .iter()
+                    .filter_map(|m| m.not_applicable.clone())
+                    .collect::<Vec<_>>()
+                    .join("; ");
+                CaseReport::skipped(&c.id, &c.title, why)
+            } else if cli.profile == Profile::Core {
+                CaseReport {
+                    id: c.id.clone(),
+                    title: c.title.clone(),
+                    modes: runs.iter().map(|run| runner::judge_core(c, run)).collect(),
+                    case_failures: Vec::new(),
+                    golden: None,
+                    not_applicable: None,
+                }
+            } else if cli.bless {
                 let (modes, mut case_failures, golden) = runner::judge_bless(c, &runs);
                 let mut status = None;
                 if let Some(g) = golden {
@@ -240,16 +342,20 @@ fn main() -> ExitCode {
                     modes,
                     case_failures,
                     golden: status,
+                    not_applicable: None,
                 }
             } else {
                 let g = goldens.get(next_case).and_then(Option::as_ref);
-                let modes = runs.iter().map(|run| runner::judge(c, g, run)).collect();
+                let mut modes: Vec<ModeReport> =
+                    runs.iter().map(|run| runner::judge(c, g, run)).collect();
+                modes.extend(skipped_modes[next_case].iter().cloned());
                 CaseReport {
                     id: c.id.clone(),
                     title: c.title.clone(),
                     modes,
                     case_failures: Vec::new(),
                     golden: None,
+                    not_applicable: None,
                 }
             };
             if text {
@@ -266,7 +372,7 @@ fn main() -> ExitCode {
                 received += 1;
                 let (ci, mi) = units[u];
                 let run = result.unwrap_or_else(|msg| UnitRun {
-                    mode: cases[ci].modes[mi],
+                    mode: plan[ci][mi],
                     replies: vec![None; cases[ci].steps.len()],
                     sent: vec![None; cases[ci].steps.len()],
                     error: Some(Failure {
@@ -290,7 +396,7 @@ fn main() -> ExitCode {
                     for (mi, s) in row.iter_mut().enumerate() {
                         if s.is_none() {
                             *s = Some(UnitRun {
-                                mode: cases[ci].modes[mi],
+                                mode: plan[ci][mi],
                                 replies: vec![None; cases[ci].steps.len()],
                                 sent: vec![None; cases[ci].steps.len()],
                                 error: Some(Failure {
@@ -309,9 +415,15 @@ fn main() -> ExitCode {
         }
     }
 
+    let verdict = known
+        .as_ref()
+        .map(|(file, ids)| known::judge(file, ids, &reports));
     match cli.format {
         Format::Text => {
             // Said before the closing count, which stays the last line.
+            if let Some(v) = &verdict {
+                out(&v.text());
+            }
             out(&format!(
                 "wall time: {:.1} s, {} case(s) at a time\n",
                 began.elapsed().as_secs_f64(),
@@ -320,7 +432,10 @@ fn main() -> ExitCode {
             out(&report::text_footer(&reports, cli.bless))
         }
         Format::Json => {
-            let v = report::json_report(&header, &reports);
+            let mut v = report::json_report(&header, &reports);
+            if let (Some(k), Value::Object(m)) = (&verdict, &mut v) {
+                m.insert("known_failures".into(), k.json());
+            }
             out(&format!(
                 "{}\n",
                 serde_json::to_string_pretty(&v)
@@ -329,8 +444,12 @@ fn main() -> ExitCode {
         }
         Format::Junit => out(&report::junit_report(&header, &reports)),
     }
-    let (_, failed) = report::counts(&reports);
-    if failed == 0 {
+    let (_, failed, _) = report::counts(&reports);
+    let ok = match &verdict {
+        Some(v) => v.holds(),
+        None => failed == 0,
+    };
+    if ok {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)

@@ -76,7 +76,7 @@ fn replace_in(s: &str, paths: &[&str]) -> Option<String> {
     Some(out)
 }
 
-fn replace_paths(v: &mut Value, paths: &[&str]) {
+pub fn replace_paths(v: &mut Value, paths: &[&str]) {
     match v {
         Value::String(s) => {
             if let Some(r) = replace_in(s, paths) {

@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 
 use serde_json::{Value, json};
 
-use crate::case::Mode;
+use crate::case::{Mode, Profile};
 use crate::json::clip;
 
 /// The server's identity from the preflight initialize.
@@ -13,6 +13,11 @@ pub struct ServerIdentity {
     pub server_info: Option<Value>,
     pub protocol_version: Option<String>,
     pub error: Option<String>,
+    /// `initialize`'s `capabilities`, for the capability gates.
+    pub capabilities: Option<Value>,
+    /// Whether `server/discover` (the stateless mode) is answered; asked
+    /// in the full profile only.
+    pub stateless: Option<Result<(), String>>,
 }
 
 /// One thing that went wrong.
@@ -41,6 +46,9 @@ pub struct Failure {
 pub struct ModeReport {
     pub mode: Mode,
     pub passed: bool,
+    /// Not applicable, and why: the mode was not run (e.g. stateless
+    /// against a server without `server/discover`).
+    pub not_applicable: Option<String>,
     pub duration_ms: u64,
     pub failures: Vec<Failure>,
     pub exit: String,
@@ -57,11 +65,53 @@ pub struct CaseReport {
     pub case_failures: Vec<Failure>,
     /// Bless only: "created", "updated" or "unchanged".
     pub golden: Option<&'static str>,
+    /// Not applicable as a whole, and why: nothing of it was run.
+    pub not_applicable: Option<String>,
+}
+
+/// A case's outcome.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    Pass,
+    Fail,
+    NotApplicable,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Pass => "pass",
+            Status::Fail => "fail",
+            Status::NotApplicable => "n/a",
+        }
+    }
 }
 
 impl CaseReport {
     pub fn passed(&self) -> bool {
-        self.case_failures.is_empty() && self.modes.iter().all(|m| m.passed)
+        self.status() == Status::Pass
+    }
+
+    pub fn status(&self) -> Status {
+        if self.not_applicable.is_some() {
+            Status::NotApplicable
+        } else if self.case_failures.is_empty() && self.modes.iter().all(|m| m.passed) {
+            Status::Pass
+        } else {
+            Status::Fail
+        }
+    }
+
+    /// A case reported `N/A` because the server lacks what it needs.
+    pub fn skipped(id: &str, title: &str, why: String) -> CaseReport {
+        CaseReport {
+            id: id.to_string(),
+            title: title.to_string(),
+            modes: Vec::new(),
+            case_failures: Vec::new(),
+            golden: None,
+            not_applicable: Some(why),
+        }
     }
 }
 
@@ -71,6 +121,7 @@ pub struct Header {
     pub cases_dir: String,
     pub server: ServerIdentity,
     pub bless: bool,
+    pub profile: Profile,
 }
 
 const FRAME_MAX: usize = 4000;
@@ -107,6 +158,18 @@ pub fn text_header(h: &Header) -> String {
     let _ = writeln!(s, "skill-mcp-conformance {}", h.runner_version);
     let _ = writeln!(s, "suite {} ({})", h.suite_version, h.cases_dir);
     let _ = writeln!(s, "server: {}", server_line(&h.server));
+    let _ = writeln!(
+        s,
+        "profile: {} ({})",
+        h.profile.as_str(),
+        match h.profile {
+            Profile::Core => "the design of record's rules, by hand-written expectations",
+            Profile::Full => "everything this suite checks, by recorded goldens",
+        }
+    );
+    if let Some(Err(why)) = &h.server.stateless {
+        let _ = writeln!(s, "stateless mode: not applicable ({why})");
+    }
     if h.bless {
         let _ = writeln!(s, "mode: --bless (recording goldens)");
     }
@@ -116,7 +179,10 @@ pub fn text_header(h: &Header) -> String {
 fn mode_list(c: &CaseReport) -> String {
     c.modes
         .iter()
-        .map(|m| m.mode.as_str())
+        .map(|m| match m.not_applicable {
+            Some(_) => format!("{} n/a", m.mode.as_str()),
+            None => m.mode.as_str().to_string(),
+        })
         .collect::<Vec<_>>()
         .join(",")
 }
@@ -167,6 +233,10 @@ fn failure_text(out: &mut String, indent: &str, who: &str, f: &Failure, m: Optio
 /// One case in text: the PASS/FAIL line and, for a failure, the details.
 pub fn text_case(c: &CaseReport) -> String {
     let mut s = String::new();
+    if let Some(why) = &c.not_applicable {
+        let _ = writeln!(s, "N/A  {} {}: {why}", c.id, c.title);
+        return s;
+    }
     let status = if c.passed() { "PASS" } else { "FAIL" };
     let golden = match c.golden {
         Some(g) => format!(" (golden {g})"),
@@ -196,9 +266,21 @@ pub fn text_case(c: &CaseReport) -> String {
     s
 }
 
-pub fn counts(cases: &[CaseReport]) -> (usize, usize) {
-    let passed = cases.iter().filter(|c| c.passed()).count();
-    (passed, cases.len() - passed)
+/// Passed, failed and skipped (not applicable) cases.
+pub fn counts(cases: &[CaseReport]) -> (usize, usize, usize) {
+    let n = |s: Status| cases.iter().filter(|c| c.status() == s).count();
+    (n(Status::Pass), n(Status::Fail), n(Status::NotApplicable))
+}
+
+/// The closing line: `N passed, M failed`, then `, K skipped` when any case
+/// was not applicable.
+pub fn closing_line(cases: &[CaseReport]) -> String {
+    let (p, f, k) = counts(cases);
+    if k == 0 {
+        format!("{p} passed, {f} failed")
+    } else {
+        format!("{p} passed, {f} failed, {k} skipped")
+    }
 }
 
 pub fn text_footer(cases: &[CaseReport], bless: bool) -> String {
@@ -215,8 +297,7 @@ pub fn text_footer(cases: &[CaseReport], bless: bool) -> String {
             let _ = writeln!(s, "goldens changed: {}", changed.join(", "));
         }
     }
-    let (p, f) = counts(cases);
-    let _ = writeln!(s, "{p} passed, {f} failed");
+    let _ = writeln!(s, "{}", closing_line(cases));
     s
 }
 
@@ -260,11 +341,17 @@ fn failure_json(f: &Failure) -> Value {
 }
 
 pub fn json_report(h: &Header, cases: &[CaseReport]) -> Value {
-    let (passed, failed) = counts(cases);
+    let (passed, failed, skipped) = counts(cases);
     let server = json!({
         "serverInfo": h.server.server_info.clone().unwrap_or(Value::Null),
         "protocolVersion": h.server.protocol_version,
         "error": h.server.error,
+        "capabilities": h.server.capabilities,
+        "stateless": match &h.server.stateless {
+            None => Value::Null,
+            Some(Ok(())) => json!(true),
+            Some(Err(why)) => json!({"not_applicable": why}),
+        },
     });
     let cases: Vec<Value> = cases
         .iter()
@@ -272,11 +359,16 @@ pub fn json_report(h: &Header, cases: &[CaseReport]) -> Value {
             let mut v = json!({
                 "id": c.id,
                 "title": c.title,
-                "status": if c.passed() { "pass" } else { "fail" },
+                "status": c.status().as_str(),
                 "modes": c.modes.iter().map(|m| m.mode.as_str()).collect::<Vec<_>>(),
                 "results": c.modes.iter().map(|m| json!({
                     "mode": m.mode.as_str(),
-                    "status": if m.passed { "pass" } else { "fail" },
+                    "status": match (&m.not_applicable, m.passed) {
+                        (Some(_), _) => "n/a",
+                        (None, true) => "pass",
+                        (None, false) => "fail",
+                    },
+                    "reason": m.not_applicable,
                     "duration_ms": m.duration_ms,
                     "server_exit": m.exit,
                     "notifications": m.notifications,
@@ -288,6 +380,9 @@ pub fn json_report(h: &Header, cases: &[CaseReport]) -> Value {
             if let (Some(g), Value::Object(m)) = (c.golden, &mut v) {
                 m.insert("golden".into(), json!(g));
             }
+            if let (Some(why), Value::Object(m)) = (&c.not_applicable, &mut v) {
+                m.insert("reason".into(), json!(why));
+            }
             v
         })
         .collect();
@@ -297,9 +392,11 @@ pub fn json_report(h: &Header, cases: &[CaseReport]) -> Value {
         "cases_dir": h.cases_dir,
         "server": server,
         "bless": h.bless,
+        "profile": h.profile.as_str(),
         "cases": cases,
         "passed": passed,
         "failed": failed,
+        "skipped": skipped,
     })
 }
 
@@ -325,12 +422,38 @@ pub fn xml_escape(s: &str) -> String {
 pub fn junit_report(h: &Header, cases: &[CaseReport]) -> String {
     let mut tests = 0;
     let mut failures = 0;
+    let mut skipped = 0;
     let mut total_ms = 0u64;
     let mut body = String::new();
+    let skip = |body: &mut String, name: String, c: &CaseReport, why: &str| {
+        let _ = writeln!(
+            body,
+            "    <testcase classname=\"{}\" name=\"{}\" time=\"0.000\">\n      <skipped message=\"{}\"/>\n    </testcase>",
+            xml_escape(&c.id),
+            xml_escape(&name),
+            xml_escape(why)
+        );
+    };
     for c in cases {
+        if let Some(why) = &c.not_applicable {
+            tests += 1;
+            skipped += 1;
+            skip(&mut body, format!("{} {}", c.id, c.title), c, why);
+            continue;
+        }
         for m in &c.modes {
             tests += 1;
             total_ms += m.duration_ms;
+            if let Some(why) = &m.not_applicable {
+                skipped += 1;
+                skip(
+                    &mut body,
+                    format!("{} [{}] {}", c.id, m.mode.as_str(), c.title),
+                    c,
+                    why,
+                );
+                continue;
+            }
             let ok = m.passed && c.case_failures.is_empty();
             let _ = write!(
                 body,
@@ -374,12 +497,12 @@ pub fn junit_report(h: &Header, cases: &[CaseReport]) -> String {
     s.push_str("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     let _ = writeln!(
         s,
-        "<testsuites name=\"skill-mcp-conformance\" tests=\"{tests}\" failures=\"{failures}\" errors=\"0\" time=\"{:.3}\">",
+        "<testsuites name=\"skill-mcp-conformance\" tests=\"{tests}\" failures=\"{failures}\" errors=\"0\" skipped=\"{skipped}\" time=\"{:.3}\">",
         total_ms as f64 / 1000.0
     );
     let _ = writeln!(
         s,
-        "  <testsuite name=\"skill-mcp-conformance\" tests=\"{tests}\" failures=\"{failures}\" errors=\"0\" skipped=\"0\" time=\"{:.3}\">",
+        "  <testsuite name=\"skill-mcp-conformance\" tests=\"{tests}\" failures=\"{failures}\" errors=\"0\" skipped=\"{skipped}\" time=\"{:.3}\">",
         total_ms as f64 / 1000.0
     );
     s.push_str("    <properties>\n");
@@ -387,6 +510,7 @@ pub fn junit_report(h: &Header, cases: &[CaseReport]) -> String {
         ("runner_version", h.runner_version.to_string()),
         ("suite_version", h.suite_version.clone()),
         ("server", server_line(&h.server)),
+        ("profile", h.profile.as_str().to_string()),
         (
             "protocol_version",
             h.server.protocol_version.clone().unwrap_or_default(),
@@ -418,8 +542,11 @@ mod tests {
                 server_info: Some(json!({"name": "srv", "version": "1.2"})),
                 protocol_version: Some("2025-11-25".into()),
                 error: None,
+                capabilities: Some(json!({"tools": {}})),
+                stateless: Some(Err("server/discover answered -32601".into())),
             },
             bless: false,
+            profile: Profile::Full,
         }
     }
 
@@ -427,6 +554,7 @@ mod tests {
         let ok = ModeReport {
             mode: Mode::Initialize,
             passed: true,
+            not_applicable: None,
             duration_ms: 12,
             failures: vec![],
             exit: "exited with status 0".into(),
@@ -456,6 +584,7 @@ mod tests {
                 modes: vec![ok.clone()],
                 case_failures: vec![],
                 golden: None,
+                not_applicable: None,
             },
             CaseReport {
                 id: "B-002".into(),
@@ -463,6 +592,7 @@ mod tests {
                 modes: vec![ok, bad],
                 case_failures: vec![],
                 golden: None,
+                not_applicable: None,
             },
         ]
     }
@@ -516,5 +646,49 @@ mod tests {
             "control characters are not valid XML"
         );
         assert_eq!(xml_escape("a\"b'\u{0}"), "a&quot;b&apos;\u{FFFD}");
+    }
+
+    #[test]
+    fn not_applicable_is_skipped_in_every_format_never_failed() {
+        let mut c = cases();
+        c.push(CaseReport::skipped(
+            "SKX-001",
+            "skills",
+            "the server does not advertise the MCP Skills extension".into(),
+        ));
+        let mut partly = c[0].clone();
+        partly.id = "C-003".into();
+        partly.modes.push(crate::runner::not_applicable(
+            Mode::Stateless,
+            "no server/discover".into(),
+        ));
+        c.push(partly);
+        assert_eq!(counts(&c), (2, 1, 1));
+        assert_eq!(text_footer(&c, false), "2 passed, 1 failed, 1 skipped\n");
+        assert_eq!(
+            text_case(&c[2]),
+            "N/A  SKX-001 skills: the server does not advertise the MCP Skills extension\n"
+        );
+        assert!(text_case(&c[3]).starts_with("PASS C-003 [initialize,stateless n/a]"));
+        let v = json_report(&header(), &c);
+        assert_eq!(v["skipped"], 1);
+        assert_eq!(v["cases"][2]["status"], "n/a");
+        assert!(
+            v["cases"][2]["reason"]
+                .as_str()
+                .unwrap()
+                .contains("Skills extension")
+        );
+        assert_eq!(v["cases"][3]["results"][1]["status"], "n/a");
+        assert_eq!(v["profile"], "full");
+        let x = junit_report(&header(), &c);
+        assert!(x.contains("skipped=\"2\""), "{x}");
+        assert!(
+            x.contains("<skipped message=\"no server/discover\"/>"),
+            "{x}"
+        );
+        let h = text_header(&header());
+        assert!(h.contains("profile: full"), "{h}");
+        assert!(h.contains("stateless mode: not applicable"), "{h}");
     }
 }

@@ -11,8 +11,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
 
-use crate::case::{Case, Checks, Golden, GoldenStep, Mode, Step, StepKind};
+use crate::case::{
+    Capability, Case, Checks, CoreStep, Golden, GoldenStep, Mode, Profile, Step, StepKind,
+};
 use crate::compare::compare;
+use crate::expect::{check, core_view};
 use crate::normalize::normalize;
 use crate::redact::apply_redactions;
 use crate::report::{Failure, ModeReport, ServerIdentity};
@@ -21,6 +24,10 @@ use crate::workdir::WorkDir;
 
 /// Protocol version offered in `initialize` mode.
 pub const INIT_PROTOCOL: &str = "2025-11-25";
+/// Protocol version offered in the core profile: the one the design of
+/// record's server speaks, so a faithful implementation of that README is
+/// asked nothing newer than it knows.
+pub const CORE_PROTOCOL: &str = "2025-06-18";
 /// Protocol version of `stateless` mode.
 pub const STATELESS_PROTOCOL: &str = "2026-07-28";
 /// How long the handshake may take.
@@ -44,6 +51,8 @@ pub struct RunConfig {
     pub unit_deadline: Duration,
     /// Whether the runner runs as root (then `unprivileged` uses setpriv).
     pub is_root: bool,
+    /// Core: hand-written expectations on the core view; full: goldens.
+    pub profile: Profile,
 }
 
 /// What one unit produced.
@@ -87,9 +96,13 @@ pub fn with_stateless_meta(params: Option<&Value>) -> Value {
     Value::Object(p)
 }
 
-fn init_params() -> Value {
+fn init_params(profile: Profile) -> Value {
+    let version = match profile {
+        Profile::Core => CORE_PROTOCOL,
+        Profile::Full => INIT_PROTOCOL,
+    };
     json!({
-        "protocolVersion": INIT_PROTOCOL,
+        "protocolVersion": version,
         "capabilities": {},
         "clientInfo": {"name": "skill-mcp-conformance", "version": env!("CARGO_PKG_VERSION")}
     })
@@ -242,9 +255,9 @@ fn drive(
     let d = cfg.unit_deadline;
     let hs = |m: String| fail(None, None, m, None);
     match mode {
-        Mode::Initialize => {
+        Mode::Initialize | Mode::Core => {
             let (id, sent) = server
-                .send_request("initialize", Some(&init_params()))
+                .send_request("initialize", Some(&init_params(cfg.profile)))
                 .map_err(hs)?;
             let reply = server
                 .wait_reply(id, Instant::now() + HANDSHAKE_TIMEOUT, deadline)
@@ -295,7 +308,22 @@ fn drive(
         Mode::Raw => {}
     }
     let spellings = work.spellings();
+    let core = cfg.profile == Profile::Core;
+    // The reply as this profile reads it: the core view, or the golden's
+    // normalization with the step's redactions.
+    let read = |reply: Value, method: Option<&str>, step: &Step| {
+        if core {
+            core_view(reply, method, &spellings)
+        } else {
+            let mut n = normalize(reply, &spellings);
+            apply_redactions(&mut n, &step.redact);
+            n
+        }
+    };
     for (i, step) in case.steps.iter().enumerate() {
+        if core && step.core == CoreStep::Skip {
+            continue;
+        }
         let now = Instant::now();
         if now >= deadline {
             return Err(fail(
@@ -329,9 +357,7 @@ fn drive(
                         Some(sent.clone()),
                     )
                 })?;
-                let mut n = normalize(reply, &spellings);
-                apply_redactions(&mut n, &step.redact);
-                run.replies[i] = Some(n);
+                run.replies[i] = Some(read(reply, Some(method), step));
             }
             StepKind::Notify { method, params } => {
                 let sent = server
@@ -351,9 +377,7 @@ fn drive(
                             Some(text.clone()),
                         )
                     })?;
-                    let mut n = normalize(r, &spellings);
-                    apply_redactions(&mut n, &step.redact);
-                    run.replies[i] = Some(n);
+                    run.replies[i] = Some(read(r, None, step));
                 }
             }
             StepKind::Concurrent { requests } => {
@@ -386,10 +410,16 @@ fn drive(
                             Some(sent.clone()),
                         )
                     })?;
-                    replies.push(normalize(reply, &spellings));
+                    replies.push(if core {
+                        core_view(reply, Some(&method), &spellings)
+                    } else {
+                        normalize(reply, &spellings)
+                    });
                 }
                 let mut n = serde_json::json!({ "replies": replies });
-                apply_redactions(&mut n, &step.redact);
+                if !core {
+                    apply_redactions(&mut n, &step.redact);
+                }
                 run.replies[i] = Some(n);
             }
             StepKind::Act { actions } => {
@@ -424,33 +454,20 @@ fn drive(
     Ok(())
 }
 
-/// serverInfo and protocol version from one initialize against an empty root.
-pub fn preflight(cfg: &RunConfig) -> ServerIdentity {
-    let mut id = ServerIdentity::default();
-    let work = match WorkDir::create() {
-        Ok(w) => w,
-        Err(e) => {
-            id.error = Some(e);
-            return id;
-        }
-    };
+/// One request to a fresh server over an empty root, before any case: the
+/// reply, or why there is none.
+fn probe(cfg: &RunConfig, method: &str, params: &Value) -> Result<Value, String> {
+    let work = WorkDir::create()?;
     let skills = vec![("SKILLS_DIR".to_string(), "${WORK}/tree".to_string())];
     let result = (|| -> Result<Value, String> {
         let env = server_env(&skills, None, &work, cfg)?;
         let mut server = Server::spawn(&cfg.argv, &env, &work.path)?;
         let got = (|| {
-            let (rid, _) = server.send_request("initialize", Some(&init_params()))?;
+            let (rid, _) = server.send_request(method, Some(params))?;
             let now = Instant::now();
             server
                 .wait_reply(rid, now + HANDSHAKE_TIMEOUT, now + HANDSHAKE_TIMEOUT)
-                .map_err(|e| {
-                    wait_msg(
-                        e,
-                        "initialize",
-                        HANDSHAKE_TIMEOUT.as_millis(),
-                        HANDSHAKE_TIMEOUT,
-                    )
-                })
+                .map_err(|e| wait_msg(e, method, HANDSHAKE_TIMEOUT.as_millis(), HANDSHAKE_TIMEOUT))
         })();
         let fin = server.finish();
         got.map_err(|e| {
@@ -462,7 +479,18 @@ pub fn preflight(cfg: &RunConfig) -> ServerIdentity {
             m
         })
     })();
-    match result {
+    if let Err(e) = work.cleanup() {
+        eprintln!("warning: {e}");
+    }
+    result
+}
+
+/// serverInfo, protocol version and capabilities from one initialize
+/// against an empty root; in the full profile, also whether the server
+/// speaks the stateless mode (one `server/discover`).
+pub fn preflight(cfg: &RunConfig) -> ServerIdentity {
+    let mut id = ServerIdentity::default();
+    match probe(cfg, "initialize", &init_params(cfg.profile)) {
         Ok(reply) => match reply.get("result") {
             Some(r) => {
                 id.server_info = r.get("serverInfo").cloned();
@@ -470,6 +498,7 @@ pub fn preflight(cfg: &RunConfig) -> ServerIdentity {
                     .get("protocolVersion")
                     .and_then(Value::as_str)
                     .map(String::from);
+                id.capabilities = r.get("capabilities").cloned();
                 if id.server_info.is_none() {
                     id.error = Some("the initialize result has no serverInfo".to_string());
                 }
@@ -478,21 +507,95 @@ pub fn preflight(cfg: &RunConfig) -> ServerIdentity {
         },
         Err(e) => id.error = Some(e),
     }
-    if let Err(e) = work.cleanup() {
-        eprintln!("warning: {e}");
+    if cfg.profile == Profile::Full {
+        id.stateless = Some(
+            match probe(cfg, "server/discover", &json!({"_meta": meta()})) {
+                Ok(reply) if reply.get("result").is_some_and(Value::is_object) => Ok(()),
+                Ok(reply) => Err(format!(
+                    "server/discover answered {}",
+                    crate::json::clip(&reply.get("error").unwrap_or(&reply).to_string(), 200)
+                )),
+                Err(e) => Err(format!("server/discover got no answer: {e}")),
+            },
+        );
     }
     id
+}
+
+/// Why the server cannot be asked what `cap` is about, or None when it
+/// advertises it.
+pub fn lacks(id: &ServerIdentity, cap: Capability) -> Option<String> {
+    let caps = id.capabilities.as_ref();
+    let flag = |area: &str| {
+        caps.and_then(|c| c.get(area))
+            .and_then(|a| a.get("listChanged"))
+            .and_then(Value::as_bool)
+            == Some(true)
+    };
+    let has = match cap {
+        Capability::SkillsExtension => caps
+            .and_then(|c| c.get("extensions"))
+            .and_then(|e| e.get("io.modelcontextprotocol/skills"))
+            .is_some(),
+        Capability::PromptsListChanged => flag("prompts"),
+        Capability::ResourcesListChanged => flag("resources"),
+    };
+    (!has).then(|| match cap {
+        Capability::SkillsExtension => "the server does not advertise the MCP Skills extension (capabilities.extensions has no io.modelcontextprotocol/skills)".to_string(),
+        Capability::PromptsListChanged => "the server does not advertise prompts.listChanged".to_string(),
+        Capability::ResourcesListChanged => "the server does not advertise resources.listChanged".to_string(),
+    })
 }
 
 fn mode_report(run: &UnitRun, failures: Vec<Failure>) -> ModeReport {
     ModeReport {
         mode: run.mode,
         passed: failures.is_empty(),
+        not_applicable: None,
         duration_ms: run.duration.as_millis() as u64,
         failures,
         exit: run.exit.clone(),
         stderr_tail: run.stderr_tail.clone(),
         notifications: run.notifications,
+    }
+}
+
+/// A mode that was not run, and why.
+pub fn not_applicable(mode: Mode, why: String) -> ModeReport {
+    ModeReport {
+        mode,
+        passed: true,
+        not_applicable: Some(why),
+        duration_ms: 0,
+        failures: Vec::new(),
+        exit: String::new(),
+        stderr_tail: Vec::new(),
+        notifications: 0,
+    }
+}
+
+/// The modes a case runs in under `profile`: core runs each core case once
+/// (raw when that is its only mode), full runs every mode the case lists.
+pub fn modes_for(case: &Case, profile: Profile) -> Vec<Mode> {
+    match profile {
+        Profile::Full => case.modes.clone(),
+        Profile::Core if case.modes == [Mode::Raw] => vec![Mode::Raw],
+        Profile::Core => vec![Mode::Core],
+    }
+}
+
+/// Why `case` cannot run against this server at all, if it cannot.
+pub fn case_gate(case: &Case, id: &ServerIdentity) -> Option<String> {
+    case.requires.iter().find_map(|&c| lacks(id, c))
+}
+
+/// Why `mode` cannot run against this server, if it cannot.
+pub fn mode_gate(mode: Mode, id: &ServerIdentity) -> Option<String> {
+    match (mode, &id.stateless) {
+        (Mode::Stateless, Some(Err(why))) => Some(format!(
+            "the server does not speak the 2026-07-28 stateless mode ({why})"
+        )),
+        _ => None,
     }
 }
 
@@ -547,6 +650,39 @@ pub fn judge(case: &Case, golden: Option<&Golden>, run: &UnitRun) -> ModeReport 
             }
             failures.push(f);
         }
+    }
+    mode_report(run, failures)
+}
+
+/// Judges one unit of the core profile: each step's reply, read as its
+/// core view, against the step's hand-written pattern.
+pub fn judge_core(case: &Case, run: &UnitRun) -> ModeReport {
+    if let Some(e) = &run.error {
+        return mode_report(run, vec![e.clone()]);
+    }
+    let mut failures = Vec::new();
+    for (i, step) in case.steps.iter().enumerate() {
+        let CoreStep::Expect(pattern) = &step.core else {
+            continue;
+        };
+        let mut f = fail(Some(i), Some(case), String::new(), run.sent[i].clone());
+        f.show_stderr = false;
+        f.labels = Some(("expected (pattern)".into(), "actual (core view)".into()));
+        match &run.replies[i] {
+            None => f.message = "the step recorded no reply".to_string(),
+            Some(actual) => {
+                let Some(d) = check(pattern, actual) else {
+                    continue;
+                };
+                f.message = format!("reply does not match at {}: {}", d.path, d.what);
+                f.path = Some(d.path);
+                f.expected = d.expected;
+                f.actual = d.actual;
+                f.expected_frame = Some(pattern.clone());
+                f.actual_frame = Some(actual.clone());
+            }
+        }
+        failures.push(f);
     }
     mode_report(run, failures)
 }

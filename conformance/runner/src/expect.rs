@@ -1,0 +1,534 @@
+//! The core profile's checks (FORMAT.md, *Core expectations*): the core
+//! view of a reply — what any implementation of the design of record must
+//! have, whatever shape it chose — and the hand-written patterns applied
+//! to it.
+
+use serde_json::{Map, Value};
+
+use crate::compare::Diff;
+use crate::json::{PathElem, format_path, json_eq, num_eq, type_name};
+use crate::normalize::replace_paths;
+
+/// The core view of one reply to `method` (None: a raw line's reply, read
+/// as a tool result when it has the shape of one).
+pub fn core_view(mut reply: Value, method: Option<&str>, work_paths: &[String]) -> Value {
+    if let Value::Object(m) = &mut reply {
+        m.remove("jsonrpc");
+        m.remove("id");
+        if let Some(Value::Object(r)) = m.get_mut("result") {
+            let tool = match method {
+                Some(meth) => meth == "tools/call",
+                None => r.get("content").is_some_and(Value::is_array),
+            };
+            if tool {
+                *r = tool_view(r);
+            }
+        }
+    }
+    let paths: Vec<&str> = work_paths.iter().map(String::as_str).collect();
+    replace_paths(&mut reply, &paths);
+    reply
+}
+
+/// `{isError, structuredContent, text}` of a tool result: the structured
+/// value when the server sent one, else the JSON of its first text block.
+fn tool_view(r: &Map<String, Value>) -> Map<String, Value> {
+    let texts: Vec<&str> = r
+        .get("content")
+        .and_then(Value::as_array)
+        .map(|blocks| {
+            blocks
+                .iter()
+                .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
+                .filter_map(|b| b.get("text").and_then(Value::as_str))
+                .collect()
+        })
+        .unwrap_or_default();
+    let structured = r.get("structuredContent").cloned().or_else(|| {
+        texts
+            .first()
+            .and_then(|t| serde_json::from_str::<Value>(t).ok())
+    });
+    let mut out = Map::new();
+    out.insert(
+        "isError".into(),
+        Value::Bool(r.get("isError").and_then(Value::as_bool).unwrap_or(false)),
+    );
+    if let Some(v) = structured {
+        out.insert("structuredContent".into(), v);
+    }
+    out.insert("text".into(), Value::String(texts.join("\n")));
+    out
+}
+
+/// Checks `actual` (None: not there) against `pattern`; the first
+/// mismatch, in the pattern's order.
+pub fn check(pattern: &Value, actual: &Value) -> Option<Diff> {
+    walk(pattern, Some(actual), &mut Vec::new())
+}
+
+/// Whether `pattern` is a matcher: an object with one `$`-key.
+fn matcher(pattern: &Value) -> Option<(&str, &Value)> {
+    let m = pattern.as_object()?;
+    if m.len() != 1 {
+        return None;
+    }
+    let (k, v) = m.iter().next()?;
+    k.starts_with('$').then_some((k.as_str(), v))
+}
+
+/// The names of every matcher, for validating a case's patterns.
+pub const MATCHERS: [&str; 15] = [
+    "$any",
+    "$absent",
+    "$type",
+    "$contains",
+    "$mentions",
+    "$lacks",
+    "$range",
+    "$len",
+    "$one_of",
+    "$all",
+    "$each",
+    "$includes",
+    "$unordered",
+    "$refused",
+    "$not",
+];
+
+/// A pattern's mistakes (an unknown matcher, a matcher's argument of the
+/// wrong kind), so a case error is found at load time, not in a report.
+pub fn validate(pattern: &Value) -> Result<(), String> {
+    if let Some((k, arg)) = matcher(pattern) {
+        let strings = |a: &Value| {
+            a.as_array()
+                .filter(|l| !l.is_empty() && l.iter().all(Value::is_string))
+                .map(|_| ())
+                .ok_or_else(|| format!("`{k}` takes a non-empty list of strings"))
+        };
+        let patterns = |a: &Value| -> Result<(), String> {
+            let l = a
+                .as_array()
+                .filter(|l| !l.is_empty())
+                .ok_or_else(|| format!("`{k}` takes a non-empty list of patterns"))?;
+            l.iter().try_for_each(validate)
+        };
+        return match k {
+            "$any" | "$absent" => (arg == &Value::Bool(true))
+                .then_some(())
+                .ok_or_else(|| format!("`{k}` takes true")),
+            "$type" => match arg.as_str() {
+                Some("string" | "number" | "integer" | "boolean" | "array" | "object" | "null") => {
+                    Ok(())
+                }
+                _ => Err(format!("`$type` takes a JSON type name, got {arg}")),
+            },
+            "$contains" | "$mentions" | "$lacks" | "$refused" => strings(arg),
+            "$range" => match arg.as_array().map(Vec::as_slice) {
+                Some([lo, hi]) if lo.is_number() && hi.is_number() => Ok(()),
+                _ => Err(format!("`$range` takes [LO, HI], got {arg}")),
+            },
+            "$len" => arg
+                .as_u64()
+                .map(|_| ())
+                .ok_or_else(|| format!("`$len` takes a whole number, got {arg}")),
+            "$one_of" | "$all" | "$includes" | "$unordered" => patterns(arg),
+            "$each" | "$not" => validate(arg),
+            _ => Err(format!(
+                "`{k}` is not a matcher (matchers: {})",
+                MATCHERS.join(" ")
+            )),
+        };
+    }
+    match pattern {
+        Value::Object(m) => m
+            .iter()
+            .try_for_each(|(k, v)| validate(v).map_err(|e| format!("{k}: {e}"))),
+        Value::Array(l) => l
+            .iter()
+            .enumerate()
+            .try_for_each(|(i, v)| validate(v).map_err(|e| format!("[{i}]: {e}"))),
+        _ => Ok(()),
+    }
+}
+
+fn lower(s: &str) -> String {
+    s.to_ascii_lowercase()
+}
+
+/// A value's JSON text, for `$mentions` and `$lacks`: strings as they
+/// are (so escapes do not hide a fact), anything else as compact JSON.
+fn text_of(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => {
+            let mut out = String::new();
+            gather(other, &mut out);
+            out
+        }
+    }
+}
+
+/// Every string and key of `v`, and its other scalars, one per line.
+fn gather(v: &Value, out: &mut String) {
+    match v {
+        Value::String(s) => {
+            out.push_str(s);
+            out.push('\n');
+        }
+        Value::Array(l) => l.iter().for_each(|x| gather(x, out)),
+        Value::Object(m) => {
+            for (k, x) in m {
+                out.push_str(k);
+                out.push('\n');
+                gather(x, out);
+            }
+        }
+        other => {
+            out.push_str(&other.to_string());
+            out.push('\n');
+        }
+    }
+}
+
+/// The words of a refusal: an error's message and data, or a tool
+/// result's text and structured value; None when the reply is no refusal.
+fn refusal_words(reply: &Value) -> Option<String> {
+    if let Some(e) = reply.get("error") {
+        return Some(text_of(e));
+    }
+    let r = reply.get("result")?;
+    if r.get("isError").and_then(Value::as_bool) != Some(true) {
+        return None;
+    }
+    let mut words = r.get("text").map(text_of).unwrap_or_default();
+    if let Some(s) = r.get("structuredContent") {
+        words.push('\n');
+        words.push_str(&text_of(s));
+    }
+    Some(words)
+}
+
+fn walk(p: &Value, a: Option<&Value>, path: &mut Vec<PathElem>) -> Option<Diff> {
+    let diff = |path: &[PathElem], what: String| Diff {
+        path: format_path(path),
+        what,
+        expected: Some(p.clone()),
+        actual: a.cloned(),
+    };
+    if let Some((k, arg)) = matcher(p) {
+        if k == "$absent" {
+            return a.map(|_| diff(path, "this must be absent, and the reply has it".into()));
+        }
+        let Some(a) = a else {
+            return Some(diff(path, "missing from the reply".into()));
+        };
+        let strings = || -> Vec<&str> {
+            arg.as_array()
+                .map(|l| l.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default()
+        };
+        let patterns = || arg.as_array().map(Vec::as_slice).unwrap_or(&[]);
+        return match k {
+            "$any" => None,
+            "$type" => {
+                let want = arg.as_str().unwrap_or("");
+                let ok = match want {
+                    "integer" => a.as_i64().is_some() || a.as_u64().is_some(),
+                    t => type_name(a) == t,
+                };
+                (!ok).then(|| diff(path, format!("expected a value of type {want}")))
+            }
+            "$contains" => match a.as_str() {
+                None => Some(diff(path, "expected a string".into())),
+                Some(s) => {
+                    let s = lower(s);
+                    let missing: Vec<&str> = strings()
+                        .into_iter()
+                        .filter(|w| !s.contains(&lower(w)))
+                        .collect();
+                    (!missing.is_empty())
+                        .then(|| diff(path, format!("the string does not contain {missing:?}")))
+                }
+            },
+            "$mentions" => {
+                let s = lower(&text_of(a));
+                let missing: Vec<&str> = strings()
+                    .into_iter()
+                    .filter(|w| !s.contains(&lower(w)))
+                    .collect();
+                (!missing.is_empty())
+                    .then(|| diff(path, format!("nothing here mentions {missing:?}")))
+            }
+            "$lacks" => {
+                let s = lower(&text_of(a));
+                let found: Vec<&str> = strings()
+                    .into_iter()
+                    .filter(|w| s.contains(&lower(w)))
+                    .collect();
+                (!found.is_empty()).then(|| diff(path, format!("this must not hold {found:?}")))
+            }
+            "$range" => {
+                let (lo, hi) = match arg.as_array().map(Vec::as_slice) {
+                    Some([lo, hi]) => (lo.as_f64(), hi.as_f64()),
+                    _ => (None, None),
+                };
+                match (a.as_f64(), lo, hi) {
+                    (Some(x), Some(lo), Some(hi)) if lo <= x && x <= hi => None,
+                    _ => Some(diff(path, format!("expected a number in {arg}"))),
+                }
+            }
+            "$len" => {
+                let n = arg.as_u64().unwrap_or(0) as usize;
+                let got = match a {
+                    Value::String(s) => Some(s.len()),
+                    Value::Array(l) => Some(l.len()),
+                    _ => None,
+                };
+                (got != Some(n)).then(|| diff(path, format!("expected length {n}, got {got:?}")))
+            }
+            "$one_of" => {
+                let all_fail = patterns().iter().all(|q| walk(q, Some(a), path).is_some());
+                all_fail.then(|| diff(path, "no alternative of $one_of matches".into()))
+            }
+            "$all" => patterns().iter().find_map(|q| walk(q, Some(a), path)),
+            "$not" => walk(arg, Some(a), path)
+                .is_none()
+                .then(|| diff(path, "this matches what $not forbids".into())),
+            "$each" => match a.as_array() {
+                None => Some(diff(path, "expected an array".into())),
+                Some(items) => items.iter().enumerate().find_map(|(i, x)| {
+                    path.push(PathElem::Index(i));
+                    let r = walk(arg, Some(x), path);
+                    path.pop();
+                    r
+                }),
+            },
+            "$includes" | "$unordered" => match a.as_array() {
+                None => Some(diff(path, "expected an array".into())),
+                Some(items) => {
+                    let ps = patterns();
+                    if k == "$unordered" && ps.len() != items.len() {
+                        return Some(diff(
+                            path,
+                            format!(
+                                "array length differs: expected {}, got {}",
+                                ps.len(),
+                                items.len()
+                            ),
+                        ));
+                    }
+                    match assign(ps, items) {
+                        Ok(()) => None,
+                        Err(i) => Some(diff(
+                            path,
+                            format!("no item of the array matches pattern {i} ({})", ps[i]),
+                        )),
+                    }
+                }
+            },
+            "$refused" => match refusal_words(a) {
+                None => Some(diff(
+                    path,
+                    "expected a refusal (a JSON-RPC error, or a tool result with isError: true)"
+                        .into(),
+                )),
+                Some(words) => {
+                    let w = lower(&words);
+                    let missing: Vec<&str> = strings()
+                        .into_iter()
+                        .filter(|s| !w.contains(&lower(s)))
+                        .collect();
+                    (!missing.is_empty())
+                        .then(|| diff(path, format!("the refusal does not name {missing:?}")))
+                }
+            },
+            _ => Some(diff(path, format!("`{k}` is not a matcher"))),
+        };
+    }
+    let Some(a) = a else {
+        return Some(diff(path, "missing from the reply".into()));
+    };
+    match (p, a) {
+        (Value::Object(pm), Value::Object(am)) => pm.iter().find_map(|(k, pv)| {
+            path.push(PathElem::Key(k.clone()));
+            let r = walk(pv, am.get(k), path);
+            path.pop();
+            r
+        }),
+        (Value::Array(pl), Value::Array(al)) => {
+            if pl.len() != al.len() {
+                return Some(diff(
+                    path,
+                    format!(
+                        "array length differs: expected {}, got {}",
+                        pl.len(),
+                        al.len()
+                    ),
+                ));
+            }
+            pl.iter().zip(al).enumerate().find_map(|(i, (pv, av))| {
+                path.push(PathElem::Index(i));
+                let r = walk(pv, Some(av), path);
+                path.pop();
+                r
+            })
+        }
+        (Value::Number(x), Value::Number(y)) => {
+            (!num_eq(x, y)).then(|| diff(path, "value differs".into()))
+        }
+        _ if type_name(p) != type_name(a) => Some(diff(
+            path,
+            format!("expected {}, got {}", type_name(p), type_name(a)),
+        )),
+        _ => (!json_eq(p, a)).then(|| diff(path, "value differs".into())),
+    }
+}
+
+/// Matches each pattern to a different item (bipartite matching, so an
+/// early greedy choice cannot hide a valid assignment); Err names the
+/// first pattern left without an item.
+fn assign(patterns: &[Value], items: &[Value]) -> Result<(), usize> {
+    let fits: Vec<Vec<bool>> = patterns
+        .iter()
+        .map(|p| {
+            items
+                .iter()
+                .map(|x| walk(p, Some(x), &mut Vec::new()).is_none())
+                .collect()
+        })
+        .collect();
+    let mut owner: Vec<Option<usize>> = vec![None; items.len()];
+    fn augment(
+        p: usize,
+        fits: &[Vec<bool>],
+        owner: &mut [Option<usize>],
+        seen: &mut [bool],
+    ) -> bool {
+        for j in 0..owner.len() {
+            if fits[p][j] && !seen[j] {
+                seen[j] = true;
+                if owner[j].is_none_or(|q| augment(q, fits, owner, seen)) {
+                    owner[j] = Some(p);
+                    return true;
+                }
+            }
+        }
+        false
+    }
+    for p in 0..patterns.len() {
+        let mut seen = vec![false; items.len()];
+        if !augment(p, &fits, &mut owner, &mut seen) {
+            return Err(p);
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn ok(p: Value, a: Value) -> bool {
+        check(&p, &a).is_none()
+    }
+
+    #[test]
+    fn a_tool_result_reads_the_same_from_structured_content_or_text() {
+        let structured = json!({"jsonrpc": "2.0", "id": 3, "result": {
+            "content": [{"type": "text", "text": "{\"a\":1}"}],
+            "structuredContent": {"a": 1}, "isError": false}});
+        let pretty = json!({"jsonrpc": "2.0", "id": 3, "result": {
+            "content": [{"type": "text", "text": "{\n  \"a\": 1\n}"}]}});
+        let a = core_view(structured, Some("tools/call"), &[]);
+        let b = core_view(pretty, Some("tools/call"), &[]);
+        assert_eq!(a["result"]["structuredContent"], json!({"a": 1}));
+        assert_eq!(
+            a["result"]["structuredContent"],
+            b["result"]["structuredContent"]
+        );
+        assert_eq!(b["result"]["isError"], json!(false));
+        assert!(a.get("id").is_none());
+    }
+
+    #[test]
+    fn plain_text_refusals_have_words_and_no_value() {
+        let r = core_view(
+            json!({"result": {"content": [{"type": "text", "text": "no skill named \"x\". Serves: a, b"}], "isError": true}}),
+            Some("tools/call"),
+            &[],
+        );
+        assert!(r["result"].get("structuredContent").is_none());
+        assert!(ok(json!({"$refused": ["\"x\"", "a", "B"]}), r.clone()));
+        assert!(!ok(json!({"$refused": ["c"]}), r));
+        let e = json!({"error": {"code": -32602, "message": "Prompt nope not found"}});
+        assert!(ok(json!({"$refused": ["nope"]}), e));
+        let fine = json!({"result": {"isError": false, "text": "nope"}});
+        assert!(!ok(json!({"$refused": ["nope"]}), fine));
+    }
+
+    #[test]
+    fn objects_are_subsets_and_arrays_are_exact_unless_a_matcher_says_so() {
+        assert!(ok(json!({"a": 1}), json!({"a": 1, "b": 2})));
+        assert!(!ok(json!({"a": 1, "c": 3}), json!({"a": 1})));
+        assert!(!ok(json!([1, 2]), json!([2, 1])));
+        assert!(ok(json!({"$unordered": [1, 2]}), json!([2, 1])));
+        assert!(!ok(json!({"$unordered": [1, 2]}), json!([2, 1, 3])));
+        assert!(ok(json!({"$includes": [1, 2]}), json!([3, 2, 1])));
+        assert!(!ok(json!({"$includes": [1, 1]}), json!([1, 2])));
+        assert!(ok(json!({"$each": {"$type": "integer"}}), json!([1, 2])));
+        assert!(!ok(json!({"$each": {"$type": "integer"}}), json!([1, 2.5])));
+        assert!(ok(json!(1.0), json!(1)));
+    }
+
+    #[test]
+    fn matching_is_a_true_assignment_not_a_greedy_one() {
+        // Greedy would give item 0 to the first pattern and starve the second.
+        let p = json!({"$includes": [{"$type": "integer"}, 1]});
+        assert!(ok(p, json!([1, 2])));
+    }
+
+    #[test]
+    fn absent_any_type_range_len_one_of_not() {
+        assert!(ok(json!({"k": {"$absent": true}}), json!({"j": 1})));
+        assert!(!ok(json!({"k": {"$absent": true}}), json!({"k": null})));
+        assert!(ok(json!({"k": {"$any": true}}), json!({"k": null})));
+        assert!(!ok(json!({"k": {"$any": true}}), json!({})));
+        assert!(ok(json!({"$type": "integer"}), json!(3)));
+        assert!(!ok(json!({"$type": "integer"}), json!("3")));
+        assert!(ok(json!({"$range": [1, 5]}), json!(5)));
+        assert!(!ok(json!({"$range": [1, 5]}), json!(6)));
+        assert!(ok(json!({"$len": 2}), json!("ab")));
+        assert!(ok(json!({"$one_of": [1, "one"]}), json!("one")));
+        assert!(!ok(json!({"$one_of": [1, "one"]}), json!(2)));
+        assert!(ok(json!({"$not": {"$contains": ["x"]}}), json!("abc")));
+        assert!(!ok(json!({"$not": {"$contains": ["b"]}}), json!("abc")));
+    }
+
+    #[test]
+    fn mentions_and_lacks_read_keys_strings_and_numbers_anywhere() {
+        let v = json!({"willRun": {"argv": ["node", "/s/a.js", "x y"], "timeoutMs": 60000, "envNames": ["KEY"]}});
+        assert!(ok(
+            json!({"$mentions": ["a.js", "X Y", "60000", "key"]}),
+            v.clone()
+        ));
+        assert!(!ok(json!({"$mentions": ["secret-value"]}), v.clone()));
+        assert!(ok(json!({"$lacks": ["secret-value"]}), v.clone()));
+        assert!(!ok(json!({"$lacks": ["NODE"]}), v));
+        assert!(ok(
+            json!({"$contains": ["Named"]}),
+            json!("it is NAMED here")
+        ));
+    }
+
+    #[test]
+    fn bad_patterns_are_found_at_load_time() {
+        assert!(validate(&json!({"a": {"$unknown": 1}})).is_err());
+        assert!(validate(&json!({"$contains": "x"})).is_err());
+        assert!(validate(&json!({"$range": [1]})).is_err());
+        assert!(validate(&json!({"$one_of": []})).is_err());
+        assert!(validate(&json!({"$each": {"$type": "float"}})).is_err());
+        assert!(validate(&json!({"a": [{"$len": 2}], "$x": 1})).is_ok());
+    }
+}
