@@ -12,6 +12,8 @@ struct Req {
     file: String,
     case: Option<String>,
     test: Option<String>,
+    /// `Profile: core …` or `Profile: full …` (SUITE-006).
+    profile: Option<String>,
     source: bool,
     rule: bool,
 }
@@ -88,6 +90,8 @@ fn requirements() -> BTreeMap<String, Req> {
                         .unwrap_or_default()
                         .to_owned(),
                 );
+            } else if let Some(rest) = line.strip_prefix("Profile: ") {
+                r.profile = rest.split_whitespace().next().map(str::to_owned);
             } else if line.starts_with("Source: ") {
                 r.source = true;
             } else if line.starts_with("Rule: ") {
@@ -282,4 +286,24 @@ fn the_runner_crate_does_not_depend_on_the_server() {
         root.contains("members = [\".\", \"conformance/runner\"]"),
         "the runner is a workspace member"
     );
+}
+
+#[test]
+fn each_requirement_says_which_profile_holds_it() {
+    // SUITE-006: a requirement with a case says `Profile: core` or
+    // `Profile: full`, and the case agrees.
+    for (id, r) in requirements() {
+        let Some(c) = &r.case else { continue };
+        let text =
+            std::fs::read_to_string(Path::new(ROOT).join("conformance").join(c).join("case.json"))
+                .unwrap();
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let case_profile = v["profile"].as_str().unwrap_or("full");
+        assert_eq!(
+            r.profile.as_deref(),
+            Some(case_profile),
+            "{id} ({}): its Profile: line must say {case_profile}, as conformance/{c}/case.json does",
+            r.file
+        );
+    }
 }

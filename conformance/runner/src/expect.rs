@@ -123,7 +123,13 @@ pub fn validate(pattern: &Value) -> Result<(), String> {
                 }
                 _ => Err(format!("`$type` takes a JSON type name, got {arg}")),
             },
-            "$contains" | "$mentions" | "$lacks" | "$refused" => strings(arg),
+            "$contains" | "$mentions" | "$lacks" => strings(arg),
+            // `[]`: a refusal, whatever it names (where the README says
+            // only that the request is refused).
+            "$refused" => match arg.as_array() {
+                Some(l) if l.iter().all(Value::is_string) => Ok(()),
+                _ => Err("`$refused` takes a list of strings (empty: any refusal)".into()),
+            },
             "$range" => match arg.as_array().map(Vec::as_slice) {
                 Some([lo, hi]) if lo.is_number() && hi.is_number() => Ok(()),
                 _ => Err(format!("`$range` takes [LO, HI], got {arg}")),
@@ -217,8 +223,23 @@ fn walk(p: &Value, a: Option<&Value>, path: &mut Vec<PathElem>) -> Option<Diff> 
         actual: a.cloned(),
     };
     if let Some((k, arg)) = matcher(p) {
-        if k == "$absent" {
-            return a.map(|_| diff(path, "this must be absent, and the reply has it".into()));
+        let patterns = || arg.as_array().map(Vec::as_slice).unwrap_or(&[]);
+        // These three combine patterns, and a pattern may accept absence.
+        match k {
+            "$absent" => {
+                return a.map(|_| diff(path, "this must be absent, and the reply has it".into()));
+            }
+            "$one_of" => {
+                let all_fail = patterns().iter().all(|q| walk(q, a, path).is_some());
+                return all_fail.then(|| diff(path, "no alternative of $one_of matches".into()));
+            }
+            "$all" => return patterns().iter().find_map(|q| walk(q, a, path)),
+            "$not" => {
+                return walk(arg, a, path)
+                    .is_none()
+                    .then(|| diff(path, "this matches what $not forbids".into()));
+            }
+            _ => {}
         }
         let Some(a) = a else {
             return Some(diff(path, "missing from the reply".into()));
@@ -228,7 +249,6 @@ fn walk(p: &Value, a: Option<&Value>, path: &mut Vec<PathElem>) -> Option<Diff> 
                 .map(|l| l.iter().filter_map(Value::as_str).collect())
                 .unwrap_or_default()
         };
-        let patterns = || arg.as_array().map(Vec::as_slice).unwrap_or(&[]);
         return match k {
             "$any" => None,
             "$type" => {
@@ -287,14 +307,6 @@ fn walk(p: &Value, a: Option<&Value>, path: &mut Vec<PathElem>) -> Option<Diff> 
                 };
                 (got != Some(n)).then(|| diff(path, format!("expected length {n}, got {got:?}")))
             }
-            "$one_of" => {
-                let all_fail = patterns().iter().all(|q| walk(q, Some(a), path).is_some());
-                all_fail.then(|| diff(path, "no alternative of $one_of matches".into()))
-            }
-            "$all" => patterns().iter().find_map(|q| walk(q, Some(a), path)),
-            "$not" => walk(arg, Some(a), path)
-                .is_none()
-                .then(|| diff(path, "this matches what $not forbids".into())),
             "$each" => match a.as_array() {
                 None => Some(diff(path, "expected an array".into())),
                 Some(items) => items.iter().enumerate().find_map(|(i, x)| {
@@ -465,7 +477,9 @@ mod tests {
         let e = json!({"error": {"code": -32602, "message": "Prompt nope not found"}});
         assert!(ok(json!({"$refused": ["nope"]}), e));
         let fine = json!({"result": {"isError": false, "text": "nope"}});
-        assert!(!ok(json!({"$refused": ["nope"]}), fine));
+        assert!(!ok(json!({"$refused": ["nope"]}), fine.clone()));
+        assert!(!ok(json!({"$refused": []}), fine));
+        assert!(validate(&json!({"$refused": []})).is_ok());
     }
 
     #[test]
@@ -503,6 +517,11 @@ mod tests {
         assert!(ok(json!({"$one_of": [1, "one"]}), json!("one")));
         assert!(!ok(json!({"$one_of": [1, "one"]}), json!(2)));
         assert!(ok(json!({"$not": {"$contains": ["x"]}}), json!("abc")));
+        let maybe = json!({"t": {"$one_of": [false, {"$absent": true}]}});
+        assert!(ok(maybe.clone(), json!({})));
+        assert!(ok(maybe.clone(), json!({"t": false})));
+        assert!(!ok(maybe, json!({"t": true})));
+        assert!(ok(json!({"t": {"$not": true}}), json!({})));
         assert!(!ok(json!({"$not": {"$contains": ["b"]}}), json!("abc")));
     }
 
