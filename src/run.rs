@@ -48,6 +48,10 @@ pub const KILL_GRACE: Duration = Duration::from_millis(2000);
 pub const DRAIN: Duration = Duration::from_millis(250);
 /// Beyond timeout + grace + drain, before the call returns regardless.
 pub const HARD_SLACK: Duration = Duration::from_millis(1000);
+/// How often a run with a progress token reports (RUN-022): twice a
+/// second, so "at least once a second" holds with scheduling jitter, and a
+/// client that resets its own request timeout on progress never reaches it.
+pub const PROGRESS_EVERY: Duration = Duration::from_millis(500);
 
 /// The note attached to a failed run on a machine that looks fenced
 /// (README "Hosting on mcp-host").
@@ -361,6 +365,32 @@ impl Drop for GroupGuard {
     }
 }
 
+/// How long a run has been going, for a client's progress notifications.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Tick {
+    pub elapsed_ms: u64,
+    pub timeout_ms: u64,
+}
+
+/// What a run is told from outside while it goes: `cancelled` resolves
+/// when the client cancels the call (`notifications/cancelled`), and
+/// `progress`, when the client asked for progress, receives a [`Tick`]
+/// every [`PROGRESS_EVERY`] until the run settles.
+pub struct Watch<C> {
+    pub cancelled: C,
+    pub progress: Option<tokio::sync::mpsc::UnboundedSender<Tick>>,
+}
+
+impl Watch<std::future::Pending<()>> {
+    /// Nobody cancels and nobody asked for progress.
+    pub fn none() -> Self {
+        Watch {
+            cancelled: std::future::pending(),
+            progress: None,
+        }
+    }
+}
+
 /// The one-at-a-time lock (RUN-011): a second run is refused at once as
 /// busy, never queued, so a waiting caller's budget is never spent waiting.
 pub struct RunLock {
@@ -379,10 +409,15 @@ impl RunLock {
         }
     }
 
-    /// Runs `plan` while holding the lock, or refuses as busy.
-    pub async fn run(&self, plan: &Plan) -> Result<Outcome, RunError> {
+    /// Runs `plan` while holding the lock, or refuses as busy. The lock is
+    /// released when the run settles, a cancelled one included.
+    pub async fn run<C: Future<Output = ()>>(
+        &self,
+        plan: &Plan,
+        watch: Watch<C>,
+    ) -> Result<Outcome, RunError> {
         let _held = self.held.try_lock().map_err(|_| RunError::Busy)?;
-        execute(plan, self.hangup.clone()).await
+        execute(plan, self.hangup.clone(), watch).await
     }
 }
 
@@ -401,9 +436,10 @@ async fn hung_up(hangup: Option<tokio::sync::watch::Receiver<bool>>) {
 /// group, SIGTERM then SIGKILL to the group on timeout, and a settle on the
 /// process exiting plus a short drain under a hard deadline — never on the
 /// pipes closing, which a detached grandchild could hold open for ever.
-pub async fn execute(
+pub async fn execute<C: Future<Output = ()>>(
     plan: &Plan,
     hangup: Option<tokio::sync::watch::Receiver<bool>>,
+    watch: Watch<C>,
 ) -> Result<Outcome, RunError> {
     // The fence again, at run time: the preview's check is not this run's.
     let (real, _) = fence::resolve(&plan.cwd, &plan.script).map_err(RunError::Fence)?;
@@ -438,6 +474,27 @@ pub async fn execute(
         spawn_reader(p, Arc::clone(&err));
     }
 
+    // Progress (RUN-022) comes from a task of its own, so the wait below
+    // stays one select; it is stopped, and has sent its last tick, before
+    // the run returns — no progress follows the reply.
+    let ticker = watch.progress.map(|tx| {
+        let timeout_ms = plan.timeout_ms;
+        tokio::spawn(async move {
+            let first = tokio::time::Instant::from_std(start) + PROGRESS_EVERY;
+            let mut every = tokio::time::interval_at(first, PROGRESS_EVERY);
+            loop {
+                every.tick().await;
+                let tick = Tick {
+                    elapsed_ms: start.elapsed().as_millis() as u64,
+                    timeout_ms,
+                };
+                if tx.send(tick).is_err() {
+                    break;
+                }
+            }
+        })
+    });
+
     let timeout = Duration::from_millis(plan.timeout_ms);
     let hard = start + timeout + KILL_GRACE + DRAIN + HARD_SLACK;
     let signal_group = |sig: Signal| {
@@ -446,10 +503,16 @@ pub async fn execute(
         }
     };
     let mut timed_out = false;
+    let cancelled = watch.cancelled;
     let waited = tokio::select! {
         status = tokio::time::timeout(timeout, child.wait()) => status,
+        // Nobody will read the answer — the client hung up (RUN-009) or
+        // cancelled this call (RUN-021): end the run now.
         () = hung_up(hangup) => {
-            // Nobody will read the answer: end the run now.
+            signal_group(Signal::SIGKILL);
+            Ok(child.wait().await)
+        }
+        () = cancelled => {
             signal_group(Signal::SIGKILL);
             Ok(child.wait().await)
         }
@@ -472,6 +535,10 @@ pub async fn execute(
             }
         }
     };
+    if let Some(t) = ticker {
+        t.abort();
+        let _ = t.await;
+    }
     // Drain: the pipes may still deliver what was written just before the
     // exit, but only for DRAIN and never past the hard deadline.
     let drain_until = (Instant::now() + DRAIN).min(hard);

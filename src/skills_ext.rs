@@ -15,6 +15,7 @@
 use std::collections::HashMap;
 use std::io::Read;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::UNIX_EPOCH;
 
 use rmcp::model::{Skill as SkxSkill, SkillFrontmatter, SkillResources};
@@ -119,7 +120,15 @@ impl SkillsView {
     /// The `sha256:` digest of one manifest file, from the cache when the
     /// file's size and mtime still match, else streamed from disk through
     /// the fence.
-    pub fn digest(&self, catalog: &Catalog, si: usize, fi: usize) -> Result<(u64, String), String> {
+    /// `stop` turning true (the request was cancelled, SRV-009) ends the
+    /// stream at the next chunk.
+    pub fn digest(
+        &self,
+        catalog: &Catalog,
+        si: usize,
+        fi: usize,
+        stop: &AtomicBool,
+    ) -> Result<(u64, String), String> {
         let skill = &catalog.skills[si];
         let path = &skill.files[fi].path;
         let opened = fence::open(&skill.dir, path).map_err(|e| e.to_string())?;
@@ -135,6 +144,9 @@ impl SkillsView {
         let mut buf = vec![0u8; 64 * 1024];
         let mut size = 0u64;
         loop {
+            if stop.load(Ordering::Relaxed) {
+                return Err("the request was cancelled".into());
+            }
             let n = file
                 .read(&mut buf)
                 .map_err(|e| format!("{path:?} could not be read: {e}"))?;

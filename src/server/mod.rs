@@ -8,21 +8,22 @@ mod lists;
 mod skills;
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::{Json, Parameters};
 use rmcp::model::{
     GetPromptRequestParams, GetPromptResponse, GetSkillRequestParams, GetSkillResult,
     Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
-    ListSkillsResult, PaginatedRequestParams, ReadResourceDirectoryRequestParams,
-    ReadResourceDirectoryResult, ReadResourceRequestParams, ReadResourceResponse, ResourceTemplate,
-    ServerCapabilities, ServerConfig,
+    ListSkillsResult, PaginatedRequestParams, ProgressNotificationParam,
+    ReadResourceDirectoryRequestParams, ReadResourceDirectoryResult, ReadResourceRequestParams,
+    ReadResourceResponse, ResourceTemplate, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, tool, tool_handler, tool_router};
 
 use crate::reload::Live;
-use crate::run::RunLock;
+use crate::run::{RunLock, Watch};
 use crate::shapes::*;
 use crate::snapshot::Snapshot;
 
@@ -117,11 +118,12 @@ impl SkillServer {
     async fn skill_file(
         &self,
         Parameters(args): Parameters<FileArgs>,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<Json<FileRead>, String> {
         let served = self.live.current();
-        tokio::task::spawn_blocking(move || served.file(args))
+        blocking(ctx.ct.cancelled(), move |_| served.file(args))
             .await
-            .map_err(|e| format!("the read could not finish: {e}"))?
+            .map_err(|e| format!("the read {e}"))?
             .map(Json)
     }
 
@@ -142,9 +144,44 @@ impl SkillServer {
     async fn skill_run(
         &self,
         Parameters(args): Parameters<RunArgs>,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<Json<RunAnswer>, String> {
         let served = self.live.current();
-        served.run(&self.run_lock, args).await.map(Json)
+        // Progress only when the client asked for it (RUN-022).
+        let token = ctx.meta.get_progress_token();
+        let (tx, rx) = match token {
+            Some(_) => {
+                let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+                (Some(tx), Some(rx))
+            }
+            None => (None, None),
+        };
+        let script = args.script.clone();
+        let watch = Watch {
+            // A cancelled call's process group is killed at once (RUN-021);
+            // rmcp drops the reply of a cancelled request.
+            cancelled: ctx.ct.cancelled(),
+            progress: tx,
+        };
+        let forward = async {
+            let (Some(token), Some(mut rx)) = (token, rx) else {
+                return;
+            };
+            while let Some(tick) = rx.recv().await {
+                let p = ProgressNotificationParam::new(token.clone(), tick.elapsed_ms as f64)
+                    .with_total(tick.timeout_ms as f64)
+                    .with_message(format!(
+                        "{script}: running for {:.1} s of its {} s timeout",
+                        tick.elapsed_ms as f64 / 1000.0,
+                        tick.timeout_ms / 1000
+                    ));
+                let _ = ctx.peer.notify_progress(p).await;
+            }
+        };
+        // The run drops its sender when it settles, so the forwarder ends
+        // after the last tick is sent and before the reply is.
+        let (answer, ()) = tokio::join!(served.run(&self.run_lock, args, watch), forward);
+        answer.map(Json)
     }
 }
 
@@ -213,27 +250,31 @@ impl ServerHandler for SkillServer {
     async fn list_skills(
         &self,
         request: Option<PaginatedRequestParams>,
-        _: RequestContext<RoleServer>,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<ListSkillsResult, McpError> {
         let served = self.live.current();
-        tokio::task::spawn_blocking(move || {
-            skills::list(&served, request.as_ref().and_then(|r| r.cursor.as_deref()))
+        blocking(ctx.ct.cancelled(), move |stop| {
+            skills::list(
+                &served,
+                request.as_ref().and_then(|r| r.cursor.as_deref()),
+                stop,
+            )
         })
         .await
-        .map_err(|e| McpError::internal_error(format!("skills/list could not finish: {e}"), None))?
+        .map_err(|e| McpError::internal_error(format!("skills/list {e}"), None))?
     }
 
     async fn get_skill(
         &self,
         request: GetSkillRequestParams,
-        _: RequestContext<RoleServer>,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<GetSkillResult, McpError> {
         let served = self.live.current();
-        tokio::task::spawn_blocking(move || skills::get(&served, &request.uri))
-            .await
-            .map_err(|e| {
-                McpError::internal_error(format!("skills/get could not finish: {e}"), None)
-            })?
+        blocking(ctx.ct.cancelled(), move |stop| {
+            skills::get(&served, &request.uri, stop)
+        })
+        .await
+        .map_err(|e| McpError::internal_error(format!("skills/get {e}"), None))?
     }
 
     async fn read_resource_directory(
@@ -248,12 +289,53 @@ impl ServerHandler for SkillServer {
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _: RequestContext<RoleServer>,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
         let served = self.live.current();
-        tokio::task::spawn_blocking(move || lists::read_resource(&served, &request.uri))
-            .await
-            .map_err(|e| McpError::internal_error(format!("the read could not finish: {e}"), None))?
-            .map(Into::into)
+        blocking(ctx.ct.cancelled(), move |_| {
+            lists::read_resource(&served, &request.uri)
+        })
+        .await
+        .map_err(|e| McpError::internal_error(format!("the read {e}"), None))?
+        .map(Into::into)
+    }
+}
+
+/// Why blocking work gave no answer.
+#[derive(Debug)]
+enum Unfinished {
+    /// The client cancelled the request; rmcp sends nothing for it.
+    Cancelled,
+    /// The work panicked or was aborted.
+    Lost(String),
+}
+
+impl std::fmt::Display for Unfinished {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unfinished::Cancelled => f.write_str("was cancelled by the client"),
+            Unfinished::Lost(why) => write!(f, "could not finish: {why}"),
+        }
+    }
+}
+
+/// Runs a request's file-system work off the async threads. When the
+/// client cancels the request (SRV-009) the answer is no longer awaited,
+/// and `stop` tells work that can stop early (a digest streaming a large
+/// file) to do so; work bounded by the read caps simply finishes unheard.
+async fn blocking<T, F>(cancelled: impl Future<Output = ()>, work: F) -> Result<T, Unfinished>
+where
+    T: Send + 'static,
+    F: FnOnce(&AtomicBool) -> T + Send + 'static,
+{
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&stop);
+    let handle = tokio::task::spawn_blocking(move || work(&flag));
+    tokio::select! {
+        done = handle => done.map_err(|e| Unfinished::Lost(e.to_string())),
+        () = cancelled => {
+            stop.store(true, Ordering::Relaxed);
+            Err(Unfinished::Cancelled)
+        }
     }
 }

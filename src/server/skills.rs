@@ -4,6 +4,8 @@
 //! (`skills_ext`), which decided what this door serves (spec
 //! SKX-001..SKX-011).
 
+use std::sync::atomic::AtomicBool;
+
 use rmcp::ErrorData as McpError;
 use rmcp::model::{
     DIRECTORY_MIME_TYPE, GetSkillResult, JsonObject, ListSkillsResult, ReadResourceDirectoryResult,
@@ -24,7 +26,7 @@ use crate::uri;
 /// edit since the scan that SEP-2640 cannot carry under the scanned
 /// name is refused here in its own words (SKX-011), never handed to
 /// rmcp as an entry whose URI disagrees with its name.
-fn entry(snap: &Snapshot, si: usize) -> Result<SkxSkill, McpError> {
+fn entry(snap: &Snapshot, si: usize, stop: &AtomicBool) -> Result<SkxSkill, McpError> {
     let catalog = &snap.catalog;
     let skill = &catalog.skills[si];
     let changed = |why: String| {
@@ -68,15 +70,18 @@ fn entry(snap: &Snapshot, si: usize) -> Result<SkxSkill, McpError> {
     }
     let mut files = Vec::with_capacity(skill.files.len());
     for (fi, f) in skill.files.iter().enumerate() {
-        let (size, digest) = snap.skills_view.digest(catalog, si, fi).map_err(|e| {
-            McpError::internal_error(
-                format!(
-                    "{:?} of {:?} cannot be digested now: {e}",
-                    f.path, skill.name
-                ),
-                None,
-            )
-        })?;
+        let (size, digest) = snap
+            .skills_view
+            .digest(catalog, si, fi, stop)
+            .map_err(|e| {
+                McpError::internal_error(
+                    format!(
+                        "{:?} of {:?} cannot be digested now: {e}",
+                        f.path, skill.name
+                    ),
+                    None,
+                )
+            })?;
         files.push(SkillResource::new(
             uri::for_file(&skill.name, &f.path),
             digest,
@@ -93,16 +98,23 @@ fn entry(snap: &Snapshot, si: usize) -> Result<SkxSkill, McpError> {
 }
 
 /// `skills/list` (SKX-001): served skills by name, pages of 100.
-pub fn list(snap: &Snapshot, cursor: Option<&str>) -> Result<ListSkillsResult, McpError> {
+pub fn list(
+    snap: &Snapshot,
+    cursor: Option<&str>,
+    stop: &AtomicBool,
+) -> Result<ListSkillsResult, McpError> {
     let catalog = &snap.catalog;
     let served = snap.skills_view.served();
     let start = cursor::parse(cursor, served.len(), SKILLS_PAGE_SIZE)?;
     let end = (start + SKILLS_PAGE_SIZE).min(served.len());
     // One skill edited (or a file removed) since the scan costs only
     // its own entry on this page, never the page (SKX-011).
+    // A cancelled request (SRV-009) stops at the next skill; its answer is
+    // never sent.
     let skills = served[start..end]
         .iter()
-        .filter_map(|&si| match entry(snap, si) {
+        .take_while(|_| !stop.load(std::sync::atomic::Ordering::Relaxed))
+        .filter_map(|&si| match entry(snap, si, stop) {
             Ok(entry) => Some(entry),
             Err(e) => {
                 tracing::warn!(
@@ -120,7 +132,7 @@ pub fn list(snap: &Snapshot, cursor: Option<&str>) -> Result<ListSkillsResult, M
 }
 
 /// `skills/get` (SKX-002): one skill by its SKILL.md URI.
-pub fn get(snap: &Snapshot, uri_text: &str) -> Result<GetSkillResult, McpError> {
+pub fn get(snap: &Snapshot, uri_text: &str, stop: &AtomicBool) -> Result<GetSkillResult, McpError> {
     let catalog = &snap.catalog;
     let si = snap
         .skills_view
@@ -136,7 +148,7 @@ pub fn get(snap: &Snapshot, uri_text: &str) -> Result<GetSkillResult, McpError> 
                 None,
             )
         })?;
-    Ok(GetSkillResult::new(entry(snap, si)?))
+    Ok(GetSkillResult::new(entry(snap, si, stop)?))
 }
 
 /// `resources/directory/read` (SKX-004): the direct children of a

@@ -10,7 +10,7 @@ use crate::catalog;
 use crate::fence::FenceError;
 use crate::frontmatter;
 use crate::limits::MAX_BODY_BYTES;
-use crate::run::{self, RunLock};
+use crate::run::{self, RunLock, Watch};
 use crate::shapes::*;
 
 /// What the preview says (RUN-013): nothing started, how to run it, and why
@@ -141,8 +141,14 @@ impl Snapshot {
     }
 
     /// `skill_run` (spec RUN-*): the plan is made, and every refusal met,
-    /// before the confirm gate; only `confirm: true` starts a process.
-    pub async fn run(&self, lock: &RunLock, args: RunArgs) -> Result<RunAnswer, String> {
+    /// before the confirm gate; only `confirm: true` starts a process, and
+    /// `watch` can end it early or hear how long it has run.
+    pub async fn run<C: std::future::Future<Output = ()>>(
+        &self,
+        lock: &RunLock,
+        args: RunArgs,
+        watch: Watch<C>,
+    ) -> Result<RunAnswer, String> {
         let (skill, scripts) = self.skill(&args.name)?;
         let plan = run::plan(
             skill,
@@ -171,7 +177,7 @@ impl Snapshot {
                 result: None,
             });
         }
-        let o = lock.run(&plan).await.map_err(|e| e.to_string())?;
+        let o = lock.run(&plan, watch).await.map_err(|e| e.to_string())?;
         let note = (self.config.hosted() && run::failed(&o)).then(|| run::FENCED_NOTE.to_owned());
         Ok(RunAnswer {
             dry_run: false,

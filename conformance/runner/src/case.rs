@@ -249,6 +249,15 @@ pub enum StepKind {
     Concurrent {
         requests: Vec<(String, Option<Value>)>,
     },
+    /// A request cancelled with `notifications/cancelled` `after_ms` after
+    /// it was sent; the recorded reply is `{"replied": false}` when nothing
+    /// answers it within `quiet_ms`, else `{"replied": REPLY}`.
+    Cancel {
+        method: String,
+        params: Option<Value>,
+        after_ms: u64,
+        quiet_ms: u64,
+    },
 }
 
 /// What the core profile does with a step (FORMAT.md, *Core expectations*).
@@ -269,6 +278,17 @@ pub struct Step {
     pub timeout_ms: u64,
     pub redact: Vec<Redaction>,
     pub core: CoreStep,
+    /// `"progress": "ask"`: the request carries a progress token, and its
+    /// recorded reply gains a `progress` summary of what that token got;
+    /// `"listen"`: no token, and the summary counts every progress
+    /// notification in the same window (there should be none).
+    pub progress: Option<Progress>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Progress {
+    Ask,
+    Listen,
 }
 
 impl Step {
@@ -279,6 +299,7 @@ impl Step {
             StepKind::Request { .. }
                 | StepKind::Raw { reply: true, .. }
                 | StepKind::Concurrent { .. }
+                | StepKind::Cancel { .. }
         )
     }
 
@@ -292,6 +313,11 @@ impl Step {
             StepKind::Act { actions } => format!("act ({} actions)", actions.len()),
             StepKind::Concurrent { requests } => {
                 format!("concurrent ({} requests)", requests.len())
+            }
+            StepKind::Cancel {
+                method, after_ms, ..
+            } => {
+                format!("request {method}, cancelled after {after_ms} ms")
             }
         }
     }
@@ -773,7 +799,15 @@ fn parse_step(v: &Value) -> Result<Step, String> {
         .ok_or_else(|| format!("a step must be an object, got {v}"))?;
     let kind = which_kind(
         obj,
-        &["request", "notify", "raw", "sleep_ms", "act", "concurrent"],
+        &[
+            "request",
+            "notify",
+            "raw",
+            "sleep_ms",
+            "act",
+            "concurrent",
+            "cancel",
+        ],
         "step",
     )?;
     let timeout_ms = match obj.get("timeout_ms") {
@@ -803,6 +837,7 @@ fn parse_step(v: &Value) -> Result<Step, String> {
                     "redact",
                     "expect",
                     "core",
+                    "progress",
                 ],
             )?;
             StepKind::Request {
@@ -888,7 +923,37 @@ fn parse_step(v: &Value) -> Result<Step, String> {
                 .collect::<Result<Vec<_>, String>>()?;
             StepKind::Concurrent { requests }
         }
+        "cancel" => {
+            check_fields(
+                obj,
+                kind,
+                &["cancel", "params", "after_ms", "quiet_ms", "redact", "core"],
+            )?;
+            let ms = |k: &str| match obj.get(k) {
+                None => Err(format!("a cancel step needs `{k}`")),
+                Some(v) => match v.as_u64() {
+                    Some(n) if n <= MAX_WAIT_MS => Ok(n),
+                    _ => Err(format!(
+                        "`{k}` must be a whole number from 0 to {MAX_WAIT_MS}, got {v}"
+                    )),
+                },
+            };
+            StepKind::Cancel {
+                method: method_field(obj, "cancel")?,
+                params: params_field(obj)?,
+                after_ms: ms("after_ms")?,
+                quiet_ms: ms("quiet_ms")?,
+            }
+        }
         _ => return Err(format!("unhandled step kind `{kind}`")),
+    };
+    let progress = match obj.get("progress").map(|v| (v, v.as_str())) {
+        None => None,
+        Some((_, Some("ask"))) => Some(Progress::Ask),
+        Some((_, Some("listen"))) => Some(Progress::Listen),
+        Some((other, _)) => {
+            return Err(format!("`progress` is \"ask\" or \"listen\", got {other}"));
+        }
     };
     let core = match (obj.get("expect"), obj.get("core")) {
         (Some(_), Some(_)) => {
@@ -909,6 +974,7 @@ fn parse_step(v: &Value) -> Result<Step, String> {
         timeout_ms,
         redact,
         core,
+        progress,
     })
 }
 

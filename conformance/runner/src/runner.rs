@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Map, Value, json};
 
 use crate::case::{
-    Capability, Case, Checks, CoreStep, Golden, GoldenStep, Mode, Profile, Step, StepKind,
+    Capability, Case, Checks, CoreStep, Golden, GoldenStep, Mode, Profile, Progress, Step, StepKind,
 };
 use crate::compare::compare;
 use crate::expect::{check, core_view};
@@ -74,6 +74,66 @@ fn meta() -> Value {
     json!({
         "io.modelcontextprotocol/protocolVersion": STATELESS_PROTOCOL,
         "io.modelcontextprotocol/clientCapabilities": {}
+    })
+}
+
+/// How long a step that asked for progress listens after its reply.
+const PROGRESS_QUIET: Duration = Duration::from_millis(1500);
+
+/// Params with `_meta.progressToken` set (a step with `"progress": true`).
+fn with_progress_token(params: Option<&Value>, token: &str) -> Value {
+    let mut p = match params {
+        Some(Value::Object(m)) => m.clone(),
+        _ => Map::new(),
+    };
+    let meta = p
+        .entry("_meta")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if let Value::Object(m) = meta {
+        m.insert("progressToken".into(), Value::String(token.into()));
+    }
+    Value::Object(p)
+}
+
+/// What the progress notifications for `token` (None: any token) said: how many came
+/// before the reply and after it, the longest wait between two (counted
+/// from the request), whether `progress` only grew, the `total`s given,
+/// and the first message.
+fn progress_summary(
+    seen: &[(Instant, Value)],
+    token: Option<&str>,
+    sent_at: Instant,
+    replied_at: Instant,
+) -> Value {
+    let ours: Vec<&(Instant, Value)> = seen
+        .iter()
+        .filter(|(_, v)| token.is_none() || v["params"]["progressToken"].as_str() == token)
+        .collect();
+    let before: Vec<&&(Instant, Value)> = ours.iter().filter(|(t, _)| *t <= replied_at).collect();
+    let mut last = sent_at;
+    let mut max_gap = 0u128;
+    let mut increasing = true;
+    let mut prev = f64::NEG_INFINITY;
+    let mut totals: Vec<Value> = Vec::new();
+    for (t, v) in &before {
+        max_gap = max_gap.max(t.duration_since(last).as_millis());
+        last = *t;
+        let p = v["params"]["progress"].as_f64().unwrap_or(f64::NAN);
+        increasing &= p > prev;
+        prev = p;
+        let total = v["params"]["total"].clone();
+        if !totals.contains(&total) {
+            totals.push(total);
+        }
+    }
+    max_gap = max_gap.max(replied_at.duration_since(last).as_millis());
+    json!({
+        "before_reply": before.len(),
+        "after_reply": ours.len() - before.len(),
+        "max_gap_ms": max_gap as u64,
+        "increasing": increasing,
+        "totals": totals,
+        "first_message": before.first().map(|(_, v)| v["params"]["message"].clone()),
     })
 }
 
@@ -316,7 +376,10 @@ fn drive(
             core_view(reply, method, &spellings)
         } else {
             let mut n = normalize(reply, &spellings);
-            apply_redactions(&mut n, &step.redact);
+            // A progress step is redacted once its summary is in.
+            if step.progress.is_none() {
+                apply_redactions(&mut n, &step.redact);
+            }
             n
         }
     };
@@ -337,11 +400,17 @@ fn drive(
         let at = |m: String, sent: Option<String>| fail(Some(i), Some(case), m, sent);
         match &step.kind {
             StepKind::Request { method, params } => {
-                let params = if mode == Mode::Stateless {
+                let mut params = if mode == Mode::Stateless {
                     Some(with_stateless_meta(params.as_ref()))
                 } else {
                     params.clone()
                 };
+                let token = format!("conformance-progress-{i}");
+                if step.progress == Some(Progress::Ask) {
+                    params = Some(with_progress_token(params.as_ref(), &token));
+                }
+                let seen = server.progress.len();
+                let sent_at = Instant::now();
                 let (id, sent) = server
                     .send_request(method, params.as_ref())
                     .map_err(|m| at(m, None))?;
@@ -357,7 +426,60 @@ fn drive(
                         Some(sent.clone()),
                     )
                 })?;
-                run.replies[i] = Some(read(reply, Some(method), step));
+                let replied_at = Instant::now();
+                let mut n = read(reply, Some(method), step);
+                if let Some(how) = step.progress {
+                    // Anything the token still gets after the reply is a
+                    // fault (RUN-020): listen a while longer.
+                    let quiet = (replied_at + PROGRESS_QUIET).min(deadline);
+                    server
+                        .idle_until(quiet, deadline)
+                        .map_err(|e| at(format!("after the reply: {e:?}"), Some(sent.clone())))?;
+                    let token = (how == Progress::Ask).then_some(token.as_str());
+                    let summary =
+                        progress_summary(&server.progress[seen..], token, sent_at, replied_at);
+                    if let Value::Object(m) = &mut n {
+                        m.insert("progress".into(), summary);
+                    }
+                    if !core {
+                        apply_redactions(&mut n, &step.redact);
+                    }
+                }
+                run.replies[i] = Some(n);
+            }
+            StepKind::Cancel {
+                method,
+                params,
+                after_ms,
+                quiet_ms,
+            } => {
+                let params = if mode == Mode::Stateless {
+                    Some(with_stateless_meta(params.as_ref()))
+                } else {
+                    params.clone()
+                };
+                let (id, sent) = server
+                    .send_request(method, params.as_ref())
+                    .map_err(|m| at(m, None))?;
+                run.sent[i] = Some(sent.clone());
+                let idle = |server: &mut Server, ms: u64| {
+                    server
+                        .idle_until(Instant::now() + Duration::from_millis(ms), deadline)
+                        .map_err(|e| at(format!("while waiting: {e:?}"), Some(sent.clone())))
+                };
+                idle(server, *after_ms)?;
+                let cancel =
+                    json!({"requestId": id, "reason": "the conformance runner cancels it"});
+                server
+                    .send_notification("notifications/cancelled", Some(&cancel))
+                    .map_err(|m| at(m, Some(sent.clone())))?;
+                idle(server, *quiet_ms)?;
+                let mut n = match server.take_reply(id) {
+                    None => json!({"replied": false}),
+                    Some(r) => json!({"replied": normalize(r, &spellings)}),
+                };
+                apply_redactions(&mut n, &step.redact);
+                run.replies[i] = Some(n);
             }
             StepKind::Notify { method, params } => {
                 let sent = server

@@ -70,6 +70,9 @@ pub struct Server {
     taken: HashSet<u64>,
     strays: VecDeque<Value>,
     pub notifications: Vec<Value>,
+    /// `notifications/progress` messages with when each was read, for a
+    /// step that asked for progress.
+    pub progress: Vec<(Instant, Value)>,
     pub server_requests: usize,
     broken: Option<String>,
 }
@@ -183,6 +186,7 @@ impl Server {
             taken: HashSet::new(),
             strays: VecDeque::new(),
             notifications: Vec::new(),
+            progress: Vec::new(),
             server_requests: 0,
             broken: None,
         })
@@ -250,6 +254,14 @@ impl Server {
             }
             self.pump_until(timeout, deadline)?;
         }
+    }
+
+    /// The reply to request `id`, if it has arrived (a cancelled request's
+    /// must not).
+    pub fn take_reply(&mut self, id: u64) -> Option<Value> {
+        let v = self.replies.remove(&id)?;
+        self.taken.insert(id);
+        Some(v)
     }
 
     /// Waits for the next reply that answers none of the runner's requests.
@@ -350,7 +362,12 @@ impl Server {
                     });
                     self.send_line(&reply.to_string())?;
                 }
-                _ => self.notifications.push(msg),
+                _ => {
+                    if obj.get("method").and_then(Value::as_str) == Some("notifications/progress") {
+                        self.progress.push((Instant::now(), msg.clone()));
+                    }
+                    self.notifications.push(msg)
+                }
             }
             return Ok(());
         }

@@ -1,0 +1,81 @@
+// The official MCP TypeScript SDK (@modelcontextprotocol/client) against
+// the server: a 5 s run under a 2 s request timeout that resets on
+// progress (RUN-022), and a run cancelled through an AbortSignal (RUN-021).
+// Prints one JSON object with what it measured; tests/ts_sdk.rs judges it.
+//
+// usage: node ts_sdk_run.mjs NPM_TOOLS_DIR SERVER SKILLS_DIR TMPDIR
+import path from "node:path";
+import fs from "node:fs";
+import { pathToFileURL } from "node:url";
+
+const [npmTools, server, skills, tmp] = process.argv.slice(2);
+const pkg = path.join(npmTools, "node_modules/@modelcontextprotocol/client/dist");
+const { Client } = await import(pathToFileURL(path.join(pkg, "index.mjs")));
+const { StdioClientTransport } = await import(pathToFileURL(path.join(pkg, "stdio.mjs")));
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const run = (script, args) => ({
+  name: "skill_run",
+  arguments: { name: "timer", script, args, confirm: true },
+});
+const parsed = (result) => result.structuredContent ?? JSON.parse(result.content[0].text);
+
+const transport = new StdioClientTransport({
+  command: server,
+  env: { PATH: process.env.PATH, SKILLS_DIR: skills, TMPDIR: tmp, HOME: tmp },
+  stderr: "ignore",
+});
+const client = new Client({ name: "ts-sdk-test", version: "1.0.0" }, { capabilities: {} });
+await client.connect(transport);
+const out = {};
+
+// 1. A 5 s script, a 2 s request timeout that progress resets.
+const ticks = [];
+const began = Date.now();
+try {
+  const r = await client.callTool(run("scripts/wait.js", ["5000"]), {
+    timeout: 2000,
+    resetTimeoutOnProgress: true,
+    onprogress: (p) => ticks.push({ at: Date.now() - began, ...p }),
+  });
+  const v = parsed(r);
+  out.progress = { ok: true, exitCode: v.exitCode, stdout: v.stdout };
+} catch (e) {
+  out.progress = { ok: false, error: String(e) };
+}
+out.progress.elapsedMs = Date.now() - began;
+out.progress.ticks = ticks;
+
+// 2. A 20 s script cancelled after 1 s through an AbortSignal.
+const ac = new AbortController();
+const long = client.callTool(run("scripts/wait.js", ["20000"]), { signal: ac.signal, timeout: 60000 });
+await sleep(1000);
+const pid = Number(fs.readFileSync(path.join(tmp, "wait.pid"), "utf8"));
+const abortedAt = Date.now();
+ac.abort("the test cancels it");
+out.cancel = { rejected: await long.then(() => false, () => true) };
+// How long until the script's process is gone (polled, 10 ms apart).
+for (;;) {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    out.cancel.goneAfterMs = Date.now() - abortedAt;
+    break;
+  }
+  if (Date.now() - abortedAt > 10000) {
+    out.cancel.goneAfterMs = null;
+    break;
+  }
+  await sleep(10);
+}
+// The next run: not refused as busy, and it finds the script gone.
+try {
+  const r = parsed(await client.callTool(run("scripts/alive.js", []), { timeout: 10000 }));
+  out.cancel.next = { exitCode: r.exitCode, stdout: r.stdout };
+} catch (e) {
+  out.cancel.next = { error: String(e) };
+}
+out.cancel.nextDoneAfterMs = Date.now() - abortedAt;
+
+await client.close();
+console.log(JSON.stringify(out));
