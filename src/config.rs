@@ -120,6 +120,32 @@ impl Config {
         !self.hosted_markers.is_empty()
     }
 
+    /// The answer budget (spec LIST-005): [`ANSWER_BUDGET_CHARS`], or the
+    /// whole number in `SKILL_MCP_ANSWER_BUDGET`; a value that is not one
+    /// in range is refused with the rule it breaks, and the default holds.
+    ///
+    /// [`ANSWER_BUDGET_CHARS`]: crate::limits::ANSWER_BUDGET_CHARS
+    pub fn answer_budget(&self) -> (usize, Option<String>) {
+        use crate::limits::{
+            ANSWER_BUDGET_CHARS, ANSWER_BUDGET_VAR, MAX_ANSWER_BUDGET_CHARS,
+            MIN_ANSWER_BUDGET_CHARS,
+        };
+        let Some(raw) = self.var(ANSWER_BUDGET_VAR).filter(|v| !v.is_empty()) else {
+            return (ANSWER_BUDGET_CHARS, None);
+        };
+        let text = raw.to_string_lossy();
+        match text.trim().parse::<usize>() {
+            Ok(n) if (MIN_ANSWER_BUDGET_CHARS..=MAX_ANSWER_BUDGET_CHARS).contains(&n) => (n, None),
+            _ => (
+                ANSWER_BUDGET_CHARS,
+                Some(format!(
+                    "{ANSWER_BUDGET_VAR} is {:?}, not a whole number from {MIN_ANSWER_BUDGET_CHARS} to {MAX_ANSWER_BUDGET_CHARS}; the default budget of {ANSWER_BUDGET_CHARS} characters holds (LIST-005)",
+                    text.chars().take(40).collect::<String>()
+                )),
+            ),
+        }
+    }
+
     /// A variable from the boot environment.
     pub fn var(&self, name: &str) -> Option<&OsStr> {
         self.env.get(OsStr::new(name)).map(OsString::as_os_str)

@@ -44,6 +44,24 @@ pub const MAX_BATCH_BYTES: usize = 4 * MAX_FILE_BYTES;
 /// never becomes one giant frame (spec READ-011).
 pub const LIST_PAGE_SIZE: usize = 500;
 
+/// The most characters of JSON any one answer holds (spec LIST-005): a
+/// `skill_list` page, a `skill_load` manifest. Claude Code replaces a tool
+/// result over 50,000 characters with a short preview, and other hosts
+/// truncate; 40,000 leaves room for the rest of the reply. Counted in
+/// bytes, which are never fewer than characters. Hosts with other budgets
+/// set [`ANSWER_BUDGET_VAR`].
+pub const ANSWER_BUDGET_CHARS: usize = 40_000;
+
+/// Overrides [`ANSWER_BUDGET_CHARS`]: a whole number from
+/// [`MIN_ANSWER_BUDGET_CHARS`] to [`MAX_ANSWER_BUDGET_CHARS`].
+pub const ANSWER_BUDGET_VAR: &str = "SKILL_MCP_ANSWER_BUDGET";
+
+/// A budget below this could not hold one ordinary skill entry.
+pub const MIN_ANSWER_BUDGET_CHARS: usize = 2_000;
+
+/// A budget above this is no budget: 16 MiB, a frame the line guard takes.
+pub const MAX_ANSWER_BUDGET_CHARS: usize = 16 * 1024 * 1024;
+
 /// Skills per `skills/list` page (spec SKX-008): a page hashes every file
 /// of its skills the first time, so pages are kept smaller than resource
 /// pages.

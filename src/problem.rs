@@ -37,6 +37,9 @@ pub enum Reason {
     FileLimit,
     /// A row of `MCP_SKILL_RUN` that grants nothing (GRANT-*).
     Grant,
+    /// A server setting from the environment could not be used; its
+    /// default holds (LIST-005).
+    Setting,
     /// Served by the tools, but left out of the MCP Skills extension's
     /// `skills/list`, whose rules it does not meet (SKX-006).
     SkillsExtension,

@@ -30,14 +30,47 @@ pub struct SkillList {
     /// Why the last rescan was not swapped in, when it was not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reload_refused: Option<String>,
-    /// Every skill served, sorted by name.
+    /// Every skill served, sorted by name — or, when the answer is paged
+    /// or searched, this page's (LIST-005, LIST-006).
     pub skills: Vec<SkillSummary>,
-    /// Everything that was not served, or was read and ignored.
+    /// Everything that was not served, or was read and ignored — paged
+    /// after the skills when the answer is.
     pub problems: Vec<Problem>,
+    /// How many skills the whole answer holds (all, or all that match the
+    /// query): present when the answer is paged or searched.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total: Option<usize>,
+    /// How many problems there are in all: present when the answer is
+    /// paged or searched.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub problems_total: Option<usize>,
+    /// Pass it back as `cursor` (with the same query and limit) for the
+    /// next page; absent on the last.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+    /// What this page holds and how to get the rest.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// `skill_list`'s arguments, every one optional (LIST-005, LIST-006).
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+pub struct ListArgs {
+    /// Words to look for in each skill's name, description and when-to-use;
+    /// the best matches come first. Use it when the catalog is large.
+    #[serde(default)]
+    pub query: Option<String>,
+    /// The nextCursor of the previous page, to continue the same listing.
+    #[serde(default)]
+    pub cursor: Option<String>,
+    /// At most this many skills in one page.
+    #[serde(default)]
+    #[schemars(range(min = 1))]
+    pub limit: Option<u32>,
 }
 
 /// One skill in `skill_list`.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SkillSummary {
     pub name: String,
@@ -65,7 +98,7 @@ pub struct SkillSummary {
 }
 
 /// A script that may run.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ScriptSummary {
     pub script: String,
@@ -76,7 +109,7 @@ pub struct ScriptSummary {
 }
 
 /// A declared script that may not run, with the reason.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Refused {
     pub script: String,
     pub reason: String,
@@ -84,9 +117,14 @@ pub struct Refused {
 
 /// `skill_load`'s arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct NameArgs {
     /// The skill's name, exactly as skill_list reports it.
     pub name: String,
+    /// The filesCursor of the previous answer, for the next page of a
+    /// manifest too large for one answer.
+    #[serde(default)]
+    pub files_cursor: Option<String>,
 }
 
 /// `skill_load`'s result.
@@ -105,8 +143,18 @@ pub struct SkillLoad {
     pub truncated: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub truncation_note: Option<String>,
-    /// The bundle's files.
+    /// The bundle's files — or, when the manifest is too large for one
+    /// answer, this page of them (LIST-007).
     pub files: Vec<FileSummary>,
+    /// How many files the bundle holds: present when `files` is a page.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub files_total: Option<usize>,
+    /// Pass it back as `filesCursor` for the next page of `files`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub files_cursor: Option<String>,
+    /// What this page of `files` holds and how to get the rest.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub files_note: Option<String>,
     /// Every declared script, and whether it may run here.
     pub scripts: Vec<LoadScript>,
 }

@@ -65,6 +65,8 @@ impl SkillServer {
     /// List every Agent Skill this server found: name, description, when to use it, how many files it
     /// bundles, and exactly which scripts (if any) may be run with skill_run here. Also reports, under
     /// "problems", everything that could not be served and why, so an empty list is never a mystery.
+    /// A large catalog comes in pages that each fit a model's context: pass "query" (words from what
+    /// you need) to find skills directly, or "cursor" (the nextCursor given) to read on.
     #[tool(
         name = "skill_list",
         annotations(
@@ -75,15 +77,19 @@ impl SkillServer {
             open_world_hint = false
         )
     )]
-    async fn skill_list(&self) -> Json<SkillList> {
+    async fn skill_list(
+        &self,
+        Parameters(args): Parameters<ListArgs>,
+    ) -> Result<Json<SkillList>, String> {
         let served = self.live.current();
-        let mut list = served.list();
+        let mut list = served.list_page(&args)?;
         list.reload_refused = self.live.refused();
-        Json(list)
+        Ok(Json(list))
     }
 
     /// Load one skill's SKILL.md instructions verbatim, plus a manifest of the files it bundles. Referenced
-    /// files are not inlined: read them with skill_file.
+    /// files are not inlined: read them with skill_file. A manifest too large for one answer comes in
+    /// pages: pass "filesCursor" (the filesCursor given) for the next.
     #[tool(
         name = "skill_load",
         annotations(
@@ -98,7 +104,10 @@ impl SkillServer {
         &self,
         Parameters(args): Parameters<NameArgs>,
     ) -> Result<Json<SkillLoad>, String> {
-        self.live.current().load(&args.name).map(Json)
+        self.live
+            .current()
+            .load_page(&args.name, args.files_cursor.as_deref())
+            .map(Json)
     }
 
     /// Read files a skill bundles: "path" for one, or "paths" for up to 8 in one call (a SKILL.md usually
@@ -198,11 +207,8 @@ impl ServerHandler for SkillServer {
                 .enable_skills_with_directory_read()
                 .build(),
         )
-            .with_server_info(Implementation::new("skill-mcp", env!("CARGO_PKG_VERSION")))
-            .with_instructions(
-                "Serves Agent Skills. Call skill_list to see them, skill_load to read one's instructions, \
-                 skill_file to read the files they refer to, and follow them.",
-            )
+        .with_server_info(Implementation::new("skill-mcp", env!("CARGO_PKG_VERSION")))
+        .with_instructions(self.instructions())
     }
 
     async fn list_prompts(
@@ -298,6 +304,27 @@ impl ServerHandler for SkillServer {
         .await
         .map_err(|e| McpError::internal_error(format!("the read {e}"), None))?
         .map(Into::into)
+    }
+}
+
+impl SkillServer {
+    /// What the model is told at the handshake (LIST-009): how many skills
+    /// are served and, when one answer cannot list them all, to search.
+    fn instructions(&self) -> String {
+        let served = self.live.current();
+        let n = served.catalog.skills.len();
+        let mut s = format!(
+            "Serves {n} Agent Skill{}. Call skill_list to see them, skill_load to read one's instructions, \
+             skill_file to read the files they refer to, and follow them.",
+            if n == 1 { "" } else { "s" }
+        );
+        if !served.list_fits() {
+            s.push_str(
+                " The catalog is too large for one answer: call skill_list with a query (words from what you \
+                 need) to find the right skill, or page through it with the cursor it gives.",
+            );
+        }
+        s
     }
 }
 

@@ -9,15 +9,18 @@
 //! none of them. [`tools`] holds the four tools' answers in the shapes of
 //! `shapes`, which the linter reports too.
 
+mod pages;
 mod tools;
 
+use std::sync::OnceLock;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::catalog::{self, Catalog, FileEntry, Skill};
 use crate::config::Config;
 use crate::grant::{self, Grant, Scripts};
 use crate::interpreters::Interpreters;
-use crate::problem::Problem;
+use crate::limits::ANSWER_BUDGET_VAR;
+use crate::problem::{Problem, Reason};
 use crate::skills_ext::SkillsView;
 
 /// One scan's worth of served state; immutable once built.
@@ -40,6 +43,10 @@ pub struct Snapshot {
     /// Where each skill's files start in the one list of every bundled
     /// file (skills by name, files by path) that `resources/list` pages.
     file_offsets: Vec<usize>,
+    /// The most characters of JSON one answer may hold (LIST-005).
+    pub budget: usize,
+    /// `skill_list`'s entries and their sizes, computed on first use.
+    entries: OnceLock<pages::Entries>,
 }
 
 impl Snapshot {
@@ -63,6 +70,10 @@ impl Snapshot {
         problems.extend(grant.problems(&catalog));
         let (skills_view, view_problems) = SkillsView::boot(&catalog);
         problems.extend(view_problems);
+        let (budget, refused) = config.answer_budget();
+        if let Some(why) = refused {
+            problems.push(Problem::new(ANSWER_BUDGET_VAR, Reason::Setting, why));
+        }
         let mut file_offsets = Vec::with_capacity(catalog.skills.len());
         let mut total = 0;
         for s in &catalog.skills {
@@ -80,6 +91,8 @@ impl Snapshot {
             generation,
             scanned_at,
             file_offsets,
+            budget,
+            entries: OnceLock::new(),
         }
     }
 

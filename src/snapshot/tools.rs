@@ -23,8 +23,35 @@ impl Snapshot {
     /// `skill_list` (spec LIST-001..LIST-004). `reloadRefused` is the
     /// reloader's to fill in: a snapshot does not know about later scans.
     pub fn list(&self) -> SkillList {
-        let skills = self
-            .catalog
+        let mut list = self.list_header();
+        list.skills = self.summaries();
+        list.problems = self.problems.clone();
+        list
+    }
+
+    /// `skill_list`'s top-level fields, with no entries.
+    pub(super) fn list_header(&self) -> SkillList {
+        SkillList {
+            roots: self.catalog.roots.clone(),
+            roots_from: self.catalog.roots_from,
+            grant_from: self.grant.from,
+            grant_note: self.grant.note().map(str::to_owned),
+            grant_error: self.grant.error.clone(),
+            generation: self.generation,
+            scanned_at: rfc3339(self.scanned_at),
+            reload_refused: None,
+            skills: Vec::new(),
+            problems: Vec::new(),
+            total: None,
+            problems_total: None,
+            next_cursor: None,
+            note: None,
+        }
+    }
+
+    /// Every skill's `skill_list` entry, in name order.
+    pub(super) fn summaries(&self) -> Vec<SkillSummary> {
+        self.catalog
             .skills
             .iter()
             .zip(&self.scripts)
@@ -50,24 +77,18 @@ impl Snapshot {
                 ungranted_scripts: refused(&sc.ungranted),
                 declared_egress: s.declaration.egress.clone(),
             })
-            .collect();
-        SkillList {
-            roots: self.catalog.roots.clone(),
-            roots_from: self.catalog.roots_from,
-            grant_from: self.grant.from,
-            grant_note: self.grant.note().map(str::to_owned),
-            grant_error: self.grant.error.clone(),
-            generation: self.generation,
-            scanned_at: rfc3339(self.scanned_at),
-            reload_refused: None,
-            skills,
-            problems: self.problems.clone(),
-        }
+            .collect()
     }
 
     /// `skill_load` (spec LOAD-001..LOAD-004): the body is read fresh through
     /// the fence, so what is served is what is on disk, byte for byte.
     pub fn load(&self, name: &str) -> Result<SkillLoad, String> {
+        self.load_page(name, None)
+    }
+
+    /// `skill_load` with a manifest page (LIST-007): `files_cursor` from
+    /// the previous answer continues a manifest too large for one.
+    pub fn load_page(&self, name: &str, files_cursor: Option<&str>) -> Result<SkillLoad, String> {
         let (skill, scripts) = self.skill(name)?;
         let md = catalog::read_skill_md(&skill.dir).map_err(|(_, detail)| detail)?;
         let split = frontmatter::split(&md.text).map_err(|e| {
@@ -76,6 +97,15 @@ impl Snapshot {
         let body = &md.text[split.body_offset..];
         let cut = floor_char_boundary(body, MAX_BODY_BYTES);
         let truncated = md.cut || cut < body.len();
+        let manifest = skill
+            .files
+            .iter()
+            .map(|f| FileSummary {
+                path: f.path.to_string(),
+                size: f.size,
+            })
+            .collect();
+        let page = self.files_page(&skill.name, manifest, files_cursor)?;
         Ok(SkillLoad {
             name: skill.name.clone(),
             description: skill.description.clone(),
@@ -86,7 +116,10 @@ impl Snapshot {
             truncation_note: truncated.then(|| {
                 format!("The SKILL.md body is over {MAX_BODY_BYTES} bytes; the first {cut} bytes are returned (cut at a character boundary).")
             }),
-            files: skill.files.iter().map(|f| FileSummary { path: f.path.to_string(), size: f.size }).collect(),
+            files: page.files,
+            files_total: page.total,
+            files_cursor: page.cursor,
+            files_note: page.note,
             scripts: skill
                 .declaration
                 .run

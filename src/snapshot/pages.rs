@@ -1,0 +1,397 @@
+//! Answers that fit a model's context (spec LIST-005..LIST-008): every
+//! `skill_list` answer, and every `skill_load` manifest, stays within the
+//! answer budget. A catalog whose whole list fits gets it whole, exactly
+//! as before; a larger one is paged, and searched with `query`. Each skill
+//! entry is serialized once per snapshot to learn its size, so a page is
+//! cut from sizes, not by trial.
+
+use std::collections::hash_map::DefaultHasher;
+use std::hash::{Hash, Hasher};
+
+use super::Snapshot;
+use crate::shapes::{FileSummary, ListArgs, SkillList, SkillSummary};
+
+/// Bytes a page may spend on what is not an entry: the top-level fields,
+/// the counts, the cursor and the note (measured, then this much again).
+const PAGE_SLACK: usize = 1024;
+
+/// One snapshot's `skill_list` entries with their sizes, built on first use.
+#[derive(Debug)]
+pub struct Entries {
+    pub skills: Vec<SkillSummary>,
+    /// The JSON size of each entry in `skills`, and of each problem.
+    skill_sizes: Vec<usize>,
+    problem_sizes: Vec<usize>,
+    /// The whole unpaged answer's JSON size.
+    full_size: usize,
+    /// Each skill's name, description and when-to-use, lowercased, for
+    /// `query`.
+    haystacks: Vec<[String; 3]>,
+}
+
+fn json_len<T: serde::Serialize>(v: &T) -> usize {
+    serde_json::to_vec(v).map_or(0, |b| b.len())
+}
+
+/// The words of a query or a field: maximal runs of letters and digits,
+/// lowercased.
+fn words(s: &str) -> Vec<String> {
+    s.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
+
+/// How well a skill matches (LIST-006): each query word found in the
+/// name scores 4, in the description 2, in when-to-use 1 (a word found as
+/// part of a longer word counts: `pdf` finds `pdfs`). Zero is no match.
+fn score(query: &[String], hay: &[String; 3]) -> u32 {
+    query
+        .iter()
+        .map(|w| {
+            [4, 2, 1]
+                .iter()
+                .zip(hay)
+                .filter(|(_, field)| field.contains(w.as_str()))
+                .map(|(s, _)| *s)
+                .sum::<u32>()
+        })
+        .sum()
+}
+
+impl Snapshot {
+    /// The entries and their sizes, computed once per snapshot.
+    pub fn entries(&self) -> &Entries {
+        self.entries.get_or_init(|| {
+            let skills = self.summaries();
+            let skill_sizes: Vec<usize> = skills.iter().map(json_len).collect();
+            let problem_sizes: Vec<usize> = self.problems.iter().map(json_len).collect();
+            // The whole answer: its header, `"skills":[…]` and
+            // `"problems":[…]` with a comma between entries.
+            let full_size = json_len(&self.list_header())
+                + skill_sizes.iter().sum::<usize>()
+                + skill_sizes.len()
+                + problem_sizes.iter().sum::<usize>()
+                + problem_sizes.len();
+            let haystacks = skills
+                .iter()
+                .map(|s| {
+                    [
+                        s.name.to_lowercase(),
+                        s.description.as_deref().unwrap_or("").to_lowercase(),
+                        s.when_to_use.as_deref().unwrap_or("").to_lowercase(),
+                    ]
+                })
+                .collect();
+            Entries {
+                skills,
+                skill_sizes,
+                problem_sizes,
+                full_size,
+                haystacks,
+            }
+        })
+    }
+
+    /// True when the whole, unpaged `skill_list` answer fits the budget.
+    pub fn list_fits(&self) -> bool {
+        self.entries().full_size <= self.budget
+    }
+
+    /// `skill_list` with its arguments (LIST-005, LIST-006): the whole
+    /// answer when nothing is asked and it fits, else one page.
+    pub fn list_page(&self, args: &ListArgs) -> Result<SkillList, String> {
+        let entries = self.entries();
+        let query = match args.query.as_deref() {
+            None => None,
+            Some(q) => {
+                let w = words(q);
+                if w.is_empty() {
+                    return Err(
+                        "query has no words: give words to look for in skills' names, descriptions and when-to-use"
+                            .into(),
+                    );
+                }
+                Some(w)
+            }
+        };
+        if args.limit == Some(0) {
+            return Err("limit is 0: ask for at least 1 skill per page".into());
+        }
+        if query.is_none() && args.cursor.is_none() && args.limit.is_none() && self.list_fits() {
+            return Ok(self.list());
+        }
+        // The skills this answer lists, in its order.
+        let order: Vec<usize> = match &query {
+            None => (0..entries.skills.len()).collect(),
+            Some(q) => {
+                let mut hits: Vec<(u32, usize)> = entries
+                    .haystacks
+                    .iter()
+                    .enumerate()
+                    .map(|(i, h)| (score(q, h), i))
+                    .filter(|&(s, _)| s > 0)
+                    .collect();
+                // Best first, ties by name (the catalog is in name order).
+                hits.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+                hits.into_iter().map(|(_, i)| i).collect()
+            }
+        };
+        let key = listing_key(args);
+        let starts = self.page_starts(&order, args.limit);
+        let start = match args.cursor.as_deref() {
+            None => 0,
+            Some(c) => self.read_cursor(c, key, &starts)?,
+        };
+        let end = starts
+            .iter()
+            .copied()
+            .find(|&s| s > start)
+            .unwrap_or(order.len() + entries.problem_sizes.len());
+        let mut page = self.list_header();
+        let n_skills = order.len();
+        page.skills = (start..end.min(n_skills))
+            .map(|i| entries.skills[order[i]].clone())
+            .collect();
+        page.problems = (start.max(n_skills)..end)
+            .map(|i| self.problems[i - n_skills].clone())
+            .collect();
+        page.total = Some(n_skills);
+        page.problems_total = Some(self.problems.len());
+        let all = n_skills + self.problems.len();
+        page.next_cursor = (end < all).then(|| format!("{}.{key:016x}.{end}", self.generation));
+        page.note = Some(self.page_note(&page, start, end, n_skills, args));
+        Ok(page)
+    }
+
+    /// Where each page starts in the sequence `order` (the skills), then
+    /// every problem: greedy, each page as full as the budget (and
+    /// `limit`, for skills) allows, never empty.
+    fn page_starts(&self, order: &[usize], limit: Option<u32>) -> Vec<usize> {
+        let entries = self.entries();
+        let room = self
+            .budget
+            .saturating_sub(json_len(&self.list_header()) + PAGE_SLACK);
+        let limit = limit.map_or(usize::MAX, |l| l as usize);
+        let sizes = order
+            .iter()
+            .map(|&i| entries.skill_sizes[i])
+            .chain(entries.problem_sizes.iter().copied());
+        let mut starts = vec![0];
+        let (mut used, mut count, mut skills_in_page) = (0usize, 0usize, 0usize);
+        for (i, size) in sizes.enumerate() {
+            let is_skill = i < order.len();
+            let full =
+                count > 0 && (used + size + 1 > room || (is_skill && skills_in_page >= limit));
+            if full {
+                starts.push(i);
+                (used, count, skills_in_page) = (0, 0, 0);
+            }
+            used += size + 1;
+            count += 1;
+            skills_in_page += usize::from(is_skill);
+        }
+        starts
+    }
+
+    /// The offset a cursor stands for (LIST-008): only a cursor this
+    /// snapshot handed out for this query and limit.
+    fn read_cursor(&self, c: &str, key: u64, starts: &[usize]) -> Result<usize, String> {
+        let bad = || {
+            format!(
+                "invalid cursor {:?}: it is not one skill_list handed out; pass back the nextCursor of the previous page",
+                c.chars().take(80).collect::<String>()
+            )
+        };
+        let mut parts = c.splitn(3, '.');
+        let (Some(g), Some(k), Some(o)) = (parts.next(), parts.next(), parts.next()) else {
+            return Err(bad());
+        };
+        let generation: u64 = g.parse().map_err(|_| bad())?;
+        if generation != self.generation {
+            return Err(format!(
+                "this cursor is from another scan of the catalog (generation {generation}; it is {} now), which has changed since: call skill_list again without a cursor",
+                self.generation
+            ));
+        }
+        if u64::from_str_radix(k, 16).ok() != Some(key) || k.len() != 16 {
+            return Err(
+                "this cursor belongs to another listing: pass the same query and limit as the call that handed it out, or start again without a cursor"
+                    .into(),
+            );
+        }
+        let offset: usize = o.parse().map_err(|_| bad())?;
+        if offset == 0 || o != offset.to_string() || !starts.contains(&offset) {
+            return Err(bad());
+        }
+        Ok(offset)
+    }
+
+    fn page_note(
+        &self,
+        page: &SkillList,
+        start: usize,
+        end: usize,
+        n_skills: usize,
+        args: &ListArgs,
+    ) -> String {
+        let what = match &args.query {
+            Some(q) => format!(
+                "{n_skills} skill{} match {:?}, best first",
+                if n_skills == 1 { "" } else { "s" },
+                q.chars().take(100).collect::<String>()
+            ),
+            None => format!(
+                "This catalog serves {n_skills} skill{}",
+                if n_skills == 1 { "" } else { "s" }
+            ),
+        };
+        let shown = if page.skills.is_empty() {
+            "this page holds no skills".to_string()
+        } else {
+            format!(
+                "this page holds skills {} to {}",
+                start + 1,
+                start + page.skills.len()
+            )
+        };
+        let problems = if page.problems.is_empty() {
+            String::new()
+        } else {
+            let first = start.max(n_skills) - n_skills;
+            format!(
+                ", and problems {} to {} of {}",
+                first + 1,
+                first + page.problems.len(),
+                self.problems.len()
+            )
+        };
+        let next = match &page.next_cursor {
+            Some(c) => format!(
+                " More follow: call skill_list again with cursor {c:?}{}, or with a query (words from the name or description of the skill you need) to find it directly.",
+                if args.query.is_some() || args.limit.is_some() {
+                    " and the same query and limit"
+                } else {
+                    ""
+                }
+            ),
+            None => format!(" This is the last page ({end} entries in all)."),
+        };
+        format!("{what}; {shown}{problems}.{next}")
+    }
+
+    /// A manifest page for `skill_load` (LIST-007): the files from the
+    /// cursor's offset that fit the budget, the total, and the next
+    /// cursor; the whole manifest, with nothing added, when it fits.
+    pub fn files_page(
+        &self,
+        name: &str,
+        files: Vec<FileSummary>,
+        cursor: Option<&str>,
+    ) -> Result<FilesPage, String> {
+        let sizes: Vec<usize> = files.iter().map(|f| json_len(f) + 1).collect();
+        let whole: usize = sizes.iter().sum();
+        if cursor.is_none() && whole + PAGE_SLACK <= self.budget {
+            return Ok(FilesPage {
+                files,
+                total: None,
+                cursor: None,
+                note: None,
+            });
+        }
+        let room = self.budget.saturating_sub(PAGE_SLACK);
+        let mut starts = vec![0];
+        let mut used = 0;
+        for (i, s) in sizes.iter().enumerate() {
+            if used > 0 && used + s > room {
+                starts.push(i);
+                used = 0;
+            }
+            used += s;
+        }
+        let start = match cursor {
+            None => 0,
+            Some(c) => {
+                let want = format!("{}.files.", self.generation);
+                let offset = c
+                    .strip_prefix(&want)
+                    .and_then(|o| o.parse::<usize>().ok().filter(|n| n.to_string() == o))
+                    .filter(|n| *n > 0 && starts.contains(n));
+                match offset {
+                    Some(o) => o,
+                    None if c.split('.').next() != Some(&self.generation.to_string()) => {
+                        return Err(format!(
+                            "this filesCursor is from another scan of the catalog (it is generation {} now): call skill_load again without it",
+                            self.generation
+                        ));
+                    }
+                    None => {
+                        return Err(format!(
+                            "invalid filesCursor {:?}: pass back the filesCursor of the previous answer",
+                            c.chars().take(80).collect::<String>()
+                        ));
+                    }
+                }
+            }
+        };
+        let end = starts
+            .iter()
+            .copied()
+            .find(|&s| s > start)
+            .unwrap_or(files.len());
+        let total = files.len();
+        let next = (end < total).then(|| format!("{}.files.{end}", self.generation));
+        let note = format!(
+            "The manifest of {name:?} lists {total} files, too many for one answer; these are files {} to {end}.{}",
+            start + 1,
+            match &next {
+                Some(c) =>
+                    format!(" Call skill_load again with filesCursor {c:?} for the next ones."),
+                None => " This is the last page.".into(),
+            }
+        );
+        Ok(FilesPage {
+            files: files.into_iter().skip(start).take(end - start).collect(),
+            total: Some(total),
+            cursor: next,
+            note: Some(note),
+        })
+    }
+}
+
+/// One page of a `skill_load` manifest: the files, and — when it is a
+/// page of a larger manifest — the total, the next cursor and a note.
+pub struct FilesPage {
+    pub files: Vec<FileSummary>,
+    pub total: Option<usize>,
+    pub cursor: Option<String>,
+    pub note: Option<String>,
+}
+
+/// What a cursor is bound to: the query (as its words) and the limit.
+fn listing_key(args: &ListArgs) -> u64 {
+    let mut h = DefaultHasher::new();
+    args.query.as_deref().map(words).hash(&mut h);
+    args.limit.hash(&mut h);
+    h.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_and_scores_follow_the_rule() {
+        assert_eq!(words("PDF, forms—fill!"), ["pdf", "forms", "fill"]);
+        let hay = [
+            "pdf-tools".to_string(),
+            "fill pdf forms".to_string(),
+            "when a form needs filling".to_string(),
+        ];
+        // pdf: name 4 + description 2; fill: description 2 + when 1.
+        assert_eq!(score(&words("pdf fill"), &hay), 9);
+        assert_eq!(score(&words("zip"), &hay), 0);
+        // A word inside a longer word counts.
+        assert_eq!(score(&words("tool"), &hay), 4);
+    }
+}

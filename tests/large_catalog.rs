@@ -1,0 +1,234 @@
+//! Large catalogs through MCP (issue "Large catalogs", spec LIST-005..
+//! LIST-009): every `skill_list` page fits the answer budget and together
+//! the pages hold every skill exactly once; `query` finds a skill by a
+//! word of its description among 10,000; a cursor from another snapshot
+//! is refused with a message saying to list again; a manifest too large
+//! for one answer is paged; the handshake says how many skills there are.
+
+mod common;
+use common::*;
+use serde_json::{Value, json};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// `n` skills `s00000`… each with a description naming a word of its own.
+fn tree(n: usize) -> tempfile::TempDir {
+    let root = tempfile::tempdir().unwrap();
+    for i in 0..n {
+        let dir = root.path().join(format!("s{i:05}"));
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::write(
+            dir.join("SKILL.md"),
+            format!(
+                "---\nname: s{i:05}\ndescription: Skill {i} handles the word-{i} case, one of many in a large team catalog of skills.\n---\nBody {i}.\n"
+            ),
+        )
+        .unwrap();
+    }
+    root
+}
+
+/// The compact JSON size of a tool answer, as the server sends it.
+fn size(v: &Value) -> usize {
+    serde_json::to_string(v).unwrap().len()
+}
+
+/// Walks every page of `args`; returns the skill names in order, checking
+/// each page against the budget.
+fn walk(s: &mut Session, args: Value, budget: usize) -> Vec<String> {
+    let mut names = Vec::new();
+    let mut args = args;
+    for _ in 0..1000 {
+        let page = s.tool("skill_list", args.clone());
+        assert!(
+            size(&page) <= budget,
+            "a page of {} characters",
+            size(&page)
+        );
+        assert!(page["total"].is_u64(), "{page}");
+        assert!(page["note"].is_string(), "{page}");
+        names.extend(common::names(&page));
+        match page["nextCursor"].as_str() {
+            Some(c) => args["cursor"] = json!(c),
+            None => return names,
+        }
+    }
+    panic!("more than 1000 pages");
+}
+
+#[test]
+fn three_hundred_skills_list_in_pages_that_fit_and_hold_each_skill_once() {
+    let root = tree(300);
+    let dir = root.path().to_str().unwrap().to_owned();
+    let mut s = Session::start(Path::new(BIN), &[("SKILLS_DIR", &dir)]);
+    let names = walk(&mut s, json!({}), 40_000);
+    let want: Vec<String> = (0..300).map(|i| format!("s{i:05}")).collect();
+    assert_eq!(names, want, "every skill exactly once, in name order");
+    // A limit makes smaller pages, over the same skills.
+    assert_eq!(walk(&mut s, json!({"limit": 7}), 40_000), want);
+    let page = s.tool("skill_list", json!({"limit": 7}));
+    assert_eq!(page["skills"].as_array().unwrap().len(), 7);
+    // A cursor belongs to its listing: another limit refuses it.
+    let c = page["nextCursor"].as_str().unwrap().to_owned();
+    let r = s.request(
+        "tools/call",
+        json!({"name": "skill_list", "arguments": {"cursor": c, "limit": 8}}),
+    );
+    assert_eq!(r["result"]["isError"], true, "{r}");
+    assert!(
+        r["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("same query and limit"),
+        "{r}"
+    );
+    s.finish();
+}
+
+#[test]
+fn a_small_catalog_gets_the_whole_list_unpaged_as_before() {
+    let root = tree(5);
+    let dir = root.path().to_str().unwrap().to_owned();
+    let mut s = Session::start(Path::new(BIN), &[("SKILLS_DIR", &dir)]);
+    let page = s.tool("skill_list", json!({}));
+    assert_eq!(common::names(&page).len(), 5);
+    for k in ["total", "nextCursor", "note", "problemsTotal"] {
+        assert!(page.get(k).is_none(), "{k} in an answer that fits: {page}");
+    }
+    s.finish();
+}
+
+#[test]
+fn ten_thousand_skills_page_within_the_budget_and_query_finds_one_by_its_description() {
+    let root = tree(10_000);
+    let dir = root.path().to_str().unwrap().to_owned();
+    let mut s = Session::start(Path::new(BIN), &[("SKILLS_DIR", &dir)]);
+    let init = s.request(
+        "initialize",
+        json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}),
+    );
+    let instructions = init["result"]["instructions"].as_str().unwrap_or_default();
+    assert!(
+        instructions.contains("10000 Agent Skills"),
+        "{instructions}"
+    );
+    assert!(instructions.contains("query"), "{instructions}");
+    let names = walk(&mut s, json!({}), 40_000);
+    assert_eq!(names.len(), 10_000);
+    let mut sorted = names.clone();
+    sorted.dedup();
+    assert_eq!(sorted.len(), 10_000, "a skill listed twice");
+
+    let started = Instant::now();
+    let hit = s.tool("skill_list", json!({"query": "word-7321"}));
+    eprintln!("query among 10,000 took {:?}", started.elapsed());
+    assert_eq!(
+        common::names(&hit).first().map(String::as_str),
+        Some("s07321"),
+        "{}",
+        hit["note"]
+    );
+    assert!(size(&hit) <= 40_000);
+    // Query words match parts of words too, and no word is a refusal.
+    let none = s.request(
+        "tools/call",
+        json!({"name": "skill_list", "arguments": {"query": " ,;"}}),
+    );
+    assert_eq!(none["result"]["isError"], true, "{none}");
+    s.finish();
+}
+
+#[test]
+fn a_cursor_from_another_snapshot_is_refused_with_a_message_to_list_again() {
+    let root = tree(300);
+    let dir = root.path().to_str().unwrap().to_owned();
+    let mut s = Session::start(Path::new(BIN), &[("SKILLS_DIR", &dir)]);
+    let page = s.tool("skill_list", json!({}));
+    let cursor = page["nextCursor"].as_str().unwrap().to_owned();
+    skill(root.path(), "zz-new");
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(s.pid() as i32),
+        nix::sys::signal::Signal::SIGHUP,
+    )
+    .unwrap();
+    let t = Instant::now();
+    while s.tool("skill_list", json!({"limit": 1}))["generation"] == 1 {
+        assert!(
+            t.elapsed() < Duration::from_secs(20),
+            "no rescan after SIGHUP"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let r = s.request(
+        "tools/call",
+        json!({"name": "skill_list", "arguments": {"cursor": cursor}}),
+    );
+    assert_eq!(r["result"]["isError"], true, "{r}");
+    let text = r["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("another scan") && text.contains("again without a cursor"),
+        "{text}"
+    );
+    s.finish();
+}
+
+#[test]
+fn a_manifest_too_large_for_one_answer_is_paged() {
+    let root = tempfile::tempdir().unwrap();
+    skill(root.path(), "many");
+    for i in 0..3000 {
+        std::fs::write(root.path().join(format!("many/file-{i:05}.txt")), "x").unwrap();
+    }
+    let dir = root.path().to_str().unwrap().to_owned();
+    let mut s = Session::start(Path::new(BIN), &[("SKILLS_DIR", &dir)]);
+    let mut paths = Vec::new();
+    let mut args = json!({"name": "many"});
+    loop {
+        let load = s.tool("skill_load", args.clone());
+        let mut page = load.clone();
+        page["body"] = json!("");
+        assert!(
+            size(&page["files"]) <= 40_000,
+            "a manifest page of {}",
+            size(&page["files"])
+        );
+        assert_eq!(load["filesTotal"], 3001, "{}", load["filesNote"]);
+        for f in load["files"].as_array().unwrap() {
+            paths.push(f["path"].as_str().unwrap().to_owned());
+        }
+        match load["filesCursor"].as_str() {
+            Some(c) => args["filesCursor"] = json!(c),
+            None => break,
+        }
+    }
+    assert_eq!(paths.len(), 3001);
+    paths.sort();
+    paths.dedup();
+    assert_eq!(paths.len(), 3001, "a file listed twice");
+    s.finish();
+}
+
+#[test]
+fn the_budget_is_the_environments_when_it_is_a_number_in_range() {
+    let root = tree(40);
+    let dir = root.path().to_str().unwrap().to_owned();
+    let mut s = Session::start(
+        Path::new(BIN),
+        &[("SKILLS_DIR", &dir), ("SKILL_MCP_ANSWER_BUDGET", "5000")],
+    );
+    assert_eq!(walk(&mut s, json!({}), 5000).len(), 40);
+    s.finish();
+    let mut s = Session::start(
+        Path::new(BIN),
+        &[("SKILLS_DIR", &dir), ("SKILL_MCP_ANSWER_BUDGET", "12")],
+    );
+    let list = s.tool("skill_list", json!({}));
+    let problems = list["problems"].as_array().unwrap();
+    assert!(
+        problems
+            .iter()
+            .any(|p| p["path"] == "SKILL_MCP_ANSWER_BUDGET" && p["reason"] == "setting"),
+        "{list}"
+    );
+    s.finish();
+}
