@@ -20,6 +20,20 @@ pub const HOSTED_MARKERS: &[&str] = &[
     "MCP_BLOB_BASE_URL",
 ];
 
+/// Proxy variables (spec RUN-016). On the isolated tier a script reaches the
+/// network only through a loopback proxy, which the host names in one of
+/// these; any one set, non-empty, in the server's environment makes the
+/// machine look fenced. Upper and lower case both, as HTTP clients read
+/// both.
+pub const PROXY_VARS: &[&str] = &[
+    "HTTPS_PROXY",
+    "https_proxy",
+    "HTTP_PROXY",
+    "http_proxy",
+    "ALL_PROXY",
+    "all_proxy",
+];
+
 /// Where the roots came from (`rootsFrom` in `skill_list`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 pub enum RootsFrom {
@@ -41,6 +55,9 @@ pub struct Config {
     pub roots_from: RootsFrom,
     /// The hosted markers that are present, in [`HOSTED_MARKERS`] order.
     pub hosted_markers: Vec<&'static str>,
+    /// The proxy variables set non-empty, in [`PROXY_VARS`] order. They
+    /// make the machine look fenced; they never mark a host.
+    pub proxy_vars: Vec<&'static str>,
     /// `MCP_SKILL_RUN` as given, when set and not blank.
     pub grant: Option<String>,
     /// `SKILL_MCP_WATCH` asks for the opt-in reload mode (`1` or `true`).
@@ -94,6 +111,11 @@ impl Config {
             .copied()
             .filter(|k| get(k).is_some())
             .collect();
+        let proxy_vars = PROXY_VARS
+            .iter()
+            .copied()
+            .filter(|k| get(k).is_some_and(|v| !v.is_empty()))
+            .collect();
         let grant = non_blank(get("MCP_SKILL_RUN")).map(|v| v.to_string_lossy().into_owned());
         let watch = get("SKILL_MCP_WATCH")
             .and_then(|v| v.to_str())
@@ -102,6 +124,7 @@ impl Config {
             roots,
             roots_from,
             hosted_markers,
+            proxy_vars,
             grant,
             watch,
             env,
@@ -144,6 +167,17 @@ impl Config {
                 )),
             ),
         }
+    }
+
+    /// True when the machine looks fenced (spec RUN-016): a host started
+    /// this process (any hosted marker), or the server's environment names
+    /// a proxy (any of [`PROXY_VARS`] set, non-empty), which is how a
+    /// script on the isolated tier reaches the network. A failed run gets
+    /// the note that a blocked host shows as a 403 or a timeout. A proxy
+    /// alone does not make the server hosted: the grant and `--watch` go by
+    /// [`Config::hosted`].
+    pub fn looks_fenced(&self) -> bool {
+        self.hosted() || !self.proxy_vars.is_empty()
     }
 
     /// A variable from the boot environment.
@@ -209,6 +243,26 @@ mod tests {
             assert_eq!(cfg(&[(m, "x")]).hosted_markers, [*m]);
         }
         assert!(!cfg(&[("SKILLS_DIR", "/x")]).hosted());
+    }
+
+    #[test]
+    fn a_proxy_variable_in_either_case_looks_fenced_but_is_no_host() {
+        for v in PROXY_VARS {
+            let c = cfg(&[(v, "http://127.0.0.1:3128")]);
+            assert_eq!(c.proxy_vars, [*v]);
+            assert!(c.looks_fenced(), "{v}");
+            assert!(!c.hosted(), "{v} is not a hosted marker");
+        }
+        assert!(
+            !cfg(&[("HTTPS_PROXY", "")]).looks_fenced(),
+            "an empty proxy is none"
+        );
+        assert!(!cfg(&[("Https_Proxy", "x"), ("NO_PROXY", "x")]).looks_fenced());
+        assert!(
+            cfg(&[("MCP_DATA_DIR", "/d")]).looks_fenced(),
+            "a hosted marker"
+        );
+        assert!(!cfg(&[("SKILLS_DIR", "/x")]).looks_fenced(), "standalone");
     }
 
     #[test]

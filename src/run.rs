@@ -54,11 +54,13 @@ pub const HARD_SLACK: Duration = Duration::from_millis(1000);
 pub const PROGRESS_EVERY: Duration = Duration::from_millis(500);
 
 /// The note attached to a failed run on a machine that looks fenced
-/// (README "Hosting on mcp-host").
-pub const FENCED_NOTE: &str = "This server runs under a host (a hosted marker is set), where a script's network is \
-usually limited to a declared egress allowlist. A host that is not on the list appears either as an HTTP 403 from \
-the loopback proxy or as a plain timeout, and the two cannot be told apart from inside the script: if this failure \
-looks like a network failure, the fix is the registration's egress policy, not the script.";
+/// (README "Hosting on mcp-host"; spec RUN-016: a hosted marker or a proxy
+/// variable is set, [`Config::looks_fenced`]).
+pub const FENCED_NOTE: &str = "This machine looks fenced (a hosted marker or a proxy variable is set in this server's \
+environment): a script's network is usually limited to a declared egress allowlist, reached through a loopback proxy. \
+A host that is not on the list appears either as an HTTP 403 from that proxy or as a plain timeout, and the two cannot \
+be told apart from inside the script: if this failure looks like a network failure, the fix is the registration's \
+egress policy, not the script.";
 
 /// Why a run was refused. Each message names the rule and the next step.
 #[derive(Debug)]

@@ -1,13 +1,36 @@
 //! The JSON shapes of every tool result. Field names follow the original
 //! server where it has them, so one conformance suite runs against both
-//! (spec LIST-001, LOAD-001).
+//! (spec LIST-001, LOAD-001); and the rule their schemas follow on the wire
+//! (SRV-002).
 
-use schemars::JsonSchema;
+use schemars::transform::{RestrictFormats, Transform};
+use schemars::{JsonSchema, Schema};
 use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 
 use crate::config::RootsFrom;
 use crate::grant::GrantFrom;
 use crate::problem::Problem;
+
+/// A tool schema as `tools/list` hands it out (spec SRV-002): plain JSON
+/// Schema, which strict validators take without a warning.
+///
+/// schemars writes each integer's Rust width as a `format` (`uint`,
+/// `uint64`, `int32`), which no JSON Schema draft defines: hosts that
+/// validate with a strict validator print `unknown format "uint" ignored`
+/// for each one. What matters of an unsigned width is already there as
+/// `"minimum": 0`, so those formats are dropped — by schemars' own
+/// [`RestrictFormats`], which removes, in every subschema, any `format`
+/// the draft named by the schema's `$schema` does not define. rmcp builds
+/// the schemas with fixed settings, so this runs on what it built, once.
+pub fn plain_schema(schema: &Map<String, Value>) -> Map<String, Value> {
+    let mut schema = Schema::from(schema.clone());
+    RestrictFormats::default().transform(&mut schema);
+    match schema.to_value() {
+        Value::Object(map) => map,
+        other => unreachable!("a transformed object schema is an object: {other}"),
+    }
+}
 
 /// `skill_list`'s result.
 #[derive(Debug, Serialize, JsonSchema)]
@@ -307,4 +330,42 @@ pub struct RunOutcome {
 pub struct Truncated {
     pub stdout: bool,
     pub stderr: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_schema_drops_invented_formats_and_keeps_the_rest() {
+        let Value::Object(raw) = serde_json::json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object",
+            "properties": {
+                "n": {"type": "integer", "format": "uint64", "minimum": 0},
+                "code": {"type": ["integer", "null"], "format": "int32"},
+                "at": {"type": "string", "format": "date-time"},
+            },
+            "$defs": {"D": {"properties": {"k": {"type": "integer", "format": "uint", "minimum": 0}}}},
+        }) else {
+            unreachable!()
+        };
+        let plain = Value::Object(plain_schema(&raw));
+        assert_eq!(
+            plain["properties"]["n"],
+            serde_json::json!({"type": "integer", "minimum": 0})
+        );
+        assert_eq!(
+            plain["properties"]["code"],
+            serde_json::json!({"type": ["integer", "null"]})
+        );
+        assert_eq!(
+            plain["properties"]["at"]["format"], "date-time",
+            "a format the draft defines stays"
+        );
+        assert_eq!(
+            plain["$defs"]["D"]["properties"]["k"],
+            serde_json::json!({"type": "integer", "minimum": 0})
+        );
+    }
 }

@@ -55,9 +55,22 @@ impl SkillServer {
         SkillServer {
             live: Arc::new(Live::new(snapshot)),
             run_lock: Arc::new(RunLock::new(None)),
-            tool_router: Self::tool_router(),
+            tool_router: plain_schemas(Self::tool_router()),
         }
     }
+}
+
+/// The router with every tool's `inputSchema` and `outputSchema` made
+/// plain JSON Schema (spec SRV-002, [`plain_schema`]), once, at boot.
+fn plain_schemas(mut router: ToolRouter<SkillServer>) -> ToolRouter<SkillServer> {
+    for route in router.map.values_mut() {
+        let tool = &mut route.attr;
+        tool.input_schema = Arc::new(plain_schema(&tool.input_schema));
+        if let Some(output) = &tool.output_schema {
+            tool.output_schema = Some(Arc::new(plain_schema(output)));
+        }
+    }
+    router
 }
 
 #[tool_router]

@@ -211,7 +211,8 @@ impl Snapshot {
             });
         }
         let o = lock.run(&plan, watch).await.map_err(|e| e.to_string())?;
-        let note = (self.config.hosted() && run::failed(&o)).then(|| run::FENCED_NOTE.to_owned());
+        let note =
+            (self.config.looks_fenced() && run::failed(&o)).then(|| run::FENCED_NOTE.to_owned());
         Ok(RunAnswer {
             dry_run: false,
             will_run: None,
