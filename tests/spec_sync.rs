@@ -294,9 +294,13 @@ fn each_requirement_says_which_profile_holds_it() {
     // `Profile: full`, and the case agrees.
     for (id, r) in requirements() {
         let Some(c) = &r.case else { continue };
-        let text =
-            std::fs::read_to_string(Path::new(ROOT).join("conformance").join(c).join("case.json"))
-                .unwrap();
+        let text = std::fs::read_to_string(
+            Path::new(ROOT)
+                .join("conformance")
+                .join(c)
+                .join("case.json"),
+        )
+        .unwrap();
         let v: serde_json::Value = serde_json::from_str(&text).unwrap();
         let case_profile = v["profile"].as_str().unwrap_or("full");
         assert_eq!(
