@@ -3,6 +3,11 @@
 //! (README "The tools"), so each cap bounds this process's own allocation,
 //! not only the size of an answer.
 
+/// Longest skill name this server can serve, in bytes (spec DISC-009: a
+/// skill name is 1–64 of `A-Z a-z 0-9 . _ -`). A name asked for that is
+/// longer is refused before any lookup (HARD-005): no skill has it.
+pub const MAX_SKILL_NAME_BYTES: usize = 64;
+
 /// Largest frontmatter block read (README "The `mcp-host:` declaration
 /// block": "a 64 KiB cap"). Spec FM-004.
 pub const MAX_FRONTMATTER_BYTES: usize = 64 * 1024;
