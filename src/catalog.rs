@@ -18,6 +18,7 @@ use crate::fence::{self, FenceError};
 use crate::frontmatter::{self, Fields};
 use crate::limits::{
     MAX_BODY_BYTES, MAX_DIRS_PER_SKILL, MAX_FILES_PER_SKILL, MAX_FRONTMATTER_BYTES,
+    MAX_SKILL_NAME_BYTES,
 };
 use crate::problem::{Problem, Reason};
 use crate::read;
@@ -85,7 +86,7 @@ impl Catalog {
 /// none of them need to escape (DISC-009).
 pub fn is_skill_name(name: &str) -> bool {
     let mut chars = name.chars();
-    name.len() <= 64
+    name.len() <= MAX_SKILL_NAME_BYTES
         && chars.next().is_some_and(|c| c.is_ascii_alphanumeric())
         && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
 }

@@ -4,11 +4,14 @@
 
 use rmcp::ErrorData as McpError;
 
+use crate::echo::excerpt;
+
 /// A list cursor is the decimal offset of a page's first item, exactly as
 /// the list writes it in `nextCursor`: a multiple of the page size, past the
 /// first page and before the end, in plain decimal (no sign, no leading
 /// zero). Any other string was never handed out, and is an invalid-params
-/// error naming it (READ-011, SKX-008).
+/// error naming it (READ-011, SKX-008) — by an excerpt when it is long
+/// (HARD-005).
 pub fn parse(cursor: Option<&str>, len: usize, page: usize) -> Result<usize, McpError> {
     let Some(c) = cursor else { return Ok(0) };
     c.parse::<usize>()
@@ -17,7 +20,8 @@ pub fn parse(cursor: Option<&str>, len: usize, page: usize) -> Result<usize, Mcp
         .ok_or_else(|| {
             McpError::invalid_params(
                 format!(
-                    "invalid cursor {c:?}: it is not one this list hands out; pass back the nextCursor of the previous page"
+                    "invalid cursor {}: it is not one this list hands out; pass back the nextCursor of the previous page",
+                    excerpt(c)
                 ),
                 None,
             )

@@ -18,6 +18,8 @@ use std::fs::{self, File, Metadata};
 use std::io;
 use std::path::{Path, PathBuf};
 
+use crate::echo::excerpt;
+
 /// The string rules, each named so a refusal says which one refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PathRule {
@@ -65,7 +67,8 @@ impl PathRule {
     }
 }
 
-/// Why the fence refused a path. Each message names the rule that refused.
+/// Why the fence refused a path. Each message names the rule that refused,
+/// and quotes no more of the path than an excerpt (HARD-005).
 #[derive(Debug)]
 pub enum FenceError {
     /// The string check refused the path before anything touched the disk.
@@ -88,26 +91,36 @@ impl fmt::Display for FenceError {
         match self {
             FenceError::Shape { path, rule } => write!(
                 f,
-                "path {path:?} refused by the path fence (string check): {}",
+                "path {} refused by the path fence (string check): {}",
+                excerpt(path),
                 rule.describe()
             ),
             FenceError::NotFound { path } => {
-                write!(f, "path {path:?} does not exist in this skill's directory")
+                write!(
+                    f,
+                    "path {} does not exist in this skill's directory",
+                    excerpt(path)
+                )
             }
             FenceError::Escape { path } => write!(
                 f,
-                "path {path:?} refused by the path fence (resolved check): its real path, \
-                 symlinks followed, is outside this skill's directory"
+                "path {} refused by the path fence (resolved check): its real path, \
+                 symlinks followed, is outside this skill's directory",
+                excerpt(path)
             ),
             FenceError::NotRegular { path, kind } => write!(
                 f,
-                "path {path:?} refused by the path fence (resolved check): it is {kind}, not a regular file"
+                "path {} refused by the path fence (resolved check): it is {kind}, not a regular file",
+                excerpt(path)
             ),
             FenceError::Changed { path } => write!(
                 f,
-                "path {path:?} refused by the path fence: it changed between the check and the open"
+                "path {} refused by the path fence: it changed between the check and the open",
+                excerpt(path)
             ),
-            FenceError::Io { path, error } => write!(f, "path {path:?} could not be read: {error}"),
+            FenceError::Io { path, error } => {
+                write!(f, "path {} could not be read: {error}", excerpt(path))
+            }
         }
     }
 }

@@ -18,6 +18,7 @@ pub mod check;
 pub mod config;
 pub mod cursor;
 pub mod declaration;
+pub mod echo;
 pub mod fence;
 pub mod frontmatter;
 pub mod grant;

@@ -3,6 +3,11 @@
 //! (README "The tools"), so each cap bounds this process's own allocation,
 //! not only the size of an answer.
 
+/// Longest skill name this server can serve, in bytes (spec DISC-009: a
+/// skill name is 1–64 of `A-Z a-z 0-9 . _ -`). A name asked for that is
+/// longer is refused before any lookup (HARD-005): no skill has it.
+pub const MAX_SKILL_NAME_BYTES: usize = 64;
+
 /// Largest frontmatter block read (README "The `mcp-host:` declaration
 /// block": "a 64 KiB cap"). Spec FM-004.
 pub const MAX_FRONTMATTER_BYTES: usize = 64 * 1024;
@@ -61,6 +66,10 @@ pub const MIN_ANSWER_BUDGET_CHARS: usize = 2_000;
 
 /// A budget above this is no budget: 16 MiB, a frame the line guard takes.
 pub const MAX_ANSWER_BUDGET_CHARS: usize = 16 * 1024 * 1024;
+
+/// The longest `skill_list` query (LIST-006): a few words, not a document;
+/// longer is refused before any matching.
+pub const MAX_QUERY_BYTES: usize = 1024;
 
 /// Skills per `skills/list` page (spec SKX-008): a page hashes every file
 /// of its skills the first time, so pages are kept smaller than resource

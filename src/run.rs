@@ -26,6 +26,7 @@ use tokio::sync::Mutex as AsyncMutex;
 
 use crate::catalog::Skill;
 use crate::config::Config;
+use crate::echo::excerpt;
 use crate::fence::{self, FenceError};
 use crate::grant::Scripts;
 use crate::interpreters::Interpreters;
@@ -62,7 +63,8 @@ A host that is not on the list appears either as an HTTP 403 from that proxy or 
 be told apart from inside the script: if this failure looks like a network failure, the fix is the registration's \
 egress policy, not the script.";
 
-/// Why a run was refused. Each message names the rule and the next step.
+/// Why a run was refused. Each message names the rule and the next step,
+/// and quotes no more of the script asked for than an excerpt (HARD-005).
 #[derive(Debug)]
 pub enum RunError {
     /// Not in the skill's `mcp-host.run` block at all.
@@ -112,8 +114,9 @@ impl fmt::Display for RunError {
             } => {
                 write!(
                     f,
-                    "{script:?} is not declared as a runnable script by the skill {skill:?}: only a script listed in \
-                     the skill's mcp-host.run block may run. "
+                    "{} is not declared as a runnable script by the skill {skill:?}: only a script listed in \
+                     the skill's mcp-host.run block may run. ",
+                    excerpt(script)
                 )?;
                 if declared.is_empty() {
                     write!(f, "This skill declares none.")
@@ -127,11 +130,12 @@ impl fmt::Display for RunError {
                 grant_from,
             } => write!(
                 f,
-                "{script:?} is declared by the skill {skill:?} but is not granted for this registration, so it may \
+                "{} is declared by the skill {skill:?} but is not granted for this registration, so it may \
                  not run (grantFrom: {grant_from}). This is the owner's decision, not a typo: a script becomes \
-                 runnable when MCP_SKILL_RUN grants it."
+                 runnable when MCP_SKILL_RUN grants it.",
+                excerpt(script)
             ),
-            RunError::Unavailable { script, reason } => write!(f, "{script:?} {reason}"),
+            RunError::Unavailable { script, reason } => write!(f, "{} {reason}", excerpt(script)),
             RunError::Fence(e) => write!(f, "{e}"),
             RunError::TooManyArgs { count } => {
                 write!(
@@ -152,7 +156,9 @@ impl fmt::Display for RunError {
                 "another skill_run is already running on this server; it runs one script at a time. Wait for it \
                  to finish and call again."
             ),
-            RunError::Spawn { script, error } => write!(f, "could not start {script:?}: {error}"),
+            RunError::Spawn { script, error } => {
+                write!(f, "could not start {}: {error}", excerpt(script))
+            }
         }
     }
 }

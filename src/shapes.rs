@@ -247,6 +247,9 @@ pub struct FileEntryOut {
 /// A path refused on its own.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct FileRefused {
+    // The path as asked for; past a couple of hundred bytes, its start and
+    // how many bytes were left out (`echo::shorten`, HARD-005). A `///`
+    // here would change the published outputSchema.
     pub path: String,
     /// Which rule refused it, and why.
     pub error: String,

@@ -15,11 +15,22 @@
 //!   logged rather than ending the session;
 //! * at most [`MAX_IN_FLIGHT`] requests are unanswered at once: a client
 //!   that stops reading its stdout stops being read from, so memory stays
-//!   bounded instead of queueing answers nobody collects.
+//!   bounded instead of queueing answers nobody collects;
+//! * what a reply would echo whole is bounded (spec HARD-005): a request
+//!   id longer than [`MAX_ID_BYTES`] is refused without it; a request
+//!   whose method is longer than [`MAX_METHOD_BYTES`] is -32601 here,
+//!   quoting an excerpt, since rmcp's -32601 quotes the method whole; and
+//!   a `skills/get` whose URI is longer than any SKILL.md URI this server
+//!   can serve is -32602 here, since rmcp checks that URI's shape before
+//!   the handler and quotes it whole.
 
 use std::sync::Arc;
 
 use serde_json::Value;
+
+use crate::echo::{EXCERPT_BYTES, excerpt};
+use crate::limits::MAX_SKILL_NAME_BYTES;
+use crate::uri;
 use tokio::io::{
     AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader, DuplexStream,
 };
@@ -32,6 +43,21 @@ pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 
 /// Most requests in flight at once.
 pub const MAX_IN_FLIGHT: usize = 64;
+
+/// Longest string id a request may carry. Every answer carries its
+/// request's id whole (JSON-RPC), so an id is taken only when it is no
+/// longer than an excerpt; real clients send numbers or UUIDs.
+pub const MAX_ID_BYTES: usize = EXCERPT_BYTES;
+
+/// Longest method passed on to rmcp, whose "method not found" quotes the
+/// method whole. Every MCP method is a few dozen bytes.
+pub const MAX_METHOD_BYTES: usize = EXCERPT_BYTES;
+
+/// Longest `skills/get` URI passed on to rmcp: the SKILL.md URI of a skill
+/// with the longest name this server can serve (a served name needs no
+/// escaping). rmcp refuses a URI that does not end in `/SKILL.md` before
+/// the handler sees it, quoting it whole.
+pub const MAX_SKILL_URI_BYTES: usize = uri::PREFIX.len() + MAX_SKILL_NAME_BYTES + "/SKILL.md".len();
 
 /// How much of an outgoing line is held before it streams: enough for any
 /// error line the guard may correct.
@@ -92,6 +118,19 @@ pub fn classify(line: &[u8], started: bool) -> Verdict {
             message: "Invalid Request: expected {\"jsonrpc\": \"2.0\", \"method\": …} with a string or number id".into(),
         };
     }
+    if let Some(Value::String(long)) = &id
+        && long.len() > MAX_ID_BYTES
+    {
+        return Verdict::Refuse {
+            id: Value::Null,
+            code: -32600,
+            message: format!(
+                "Invalid Request: an id of {} bytes is over the {MAX_ID_BYTES}-byte limit (an answer carries its \
+                 request's id whole); use a number or a shorter string",
+                long.len()
+            ),
+        };
+    }
     if obj.get("params").is_some_and(|p| !p.is_object()) {
         return Verdict::Refuse {
             id: id.unwrap_or(Value::Null),
@@ -100,6 +139,36 @@ pub fn classify(line: &[u8], started: bool) -> Verdict {
         };
     }
     let method = obj.get("method").and_then(Value::as_str);
+    if let (Some(m), Some(id)) = (method, &id)
+        && m.len() > MAX_METHOD_BYTES
+    {
+        return Verdict::Refuse {
+            id: id.clone(),
+            code: -32601,
+            message: format!(
+                "Method not found: {} (no method this server answers is longer than {MAX_METHOD_BYTES} bytes)",
+                excerpt(m)
+            ),
+        };
+    }
+    if let (Some("skills/get"), Some(id)) = (method, &id)
+        && let Some(u) = obj
+            .get("params")
+            .and_then(|p| p.get("uri"))
+            .and_then(Value::as_str)
+        && u.len() > MAX_SKILL_URI_BYTES
+    {
+        return Verdict::Refuse {
+            id: id.clone(),
+            code: -32602,
+            message: format!(
+                "no skill at {}: the URI is {} bytes long, and no SKILL.md URI this server serves is longer than \
+                 {MAX_SKILL_URI_BYTES}; skills/get takes the SKILL.md URI skills/list gives",
+                excerpt(u),
+                u.len()
+            ),
+        };
+    }
     match (method, id) {
         (Some(m), Some(_)) => {
             let has_meta = obj
@@ -518,6 +587,44 @@ mod tests {
             ),
             Verdict::Forward { request: true, starts_lifecycle: false }
         );
+    }
+
+    #[test]
+    fn what_a_reply_would_echo_whole_is_bounded_here() {
+        let big = "x".repeat(10 * 1024 * 1024);
+        let line = |v: Value| v.to_string().into_bytes();
+        let refused = |v: Value| match classify(&line(v), true) {
+            Verdict::Refuse { id, code, message } => (id, code, message),
+            other => panic!("passed on: {other:?}"),
+        };
+        let (id, code, m) =
+            refused(serde_json::json!({"jsonrpc": "2.0", "id": big, "method": "ping"}));
+        assert_eq!((id, code), (Value::Null, -32600));
+        assert!(m.contains("10485760 bytes") && m.len() < 300, "{m}");
+        let (id, code, m) = refused(serde_json::json!({"jsonrpc": "2.0", "id": 3, "method": big}));
+        assert_eq!((id, code), (Value::from(3), -32601));
+        assert!(m.contains("(10485560 more bytes)") && m.len() < 400, "{m}");
+        let uri = format!("skill://{big}/SKILL.md");
+        let (id, code, m) = refused(
+            serde_json::json!({"jsonrpc": "2.0", "id": "a", "method": "skills/get", "params": {"uri": uri}}),
+        );
+        assert_eq!((id, code), (Value::from("a"), -32602));
+        assert!(
+            m.contains(&format!("{} bytes long", uri.len())) && m.len() < 500,
+            "{m}"
+        );
+        // At the bounds, everything passes on to rmcp as before.
+        let longest = format!("skill://{}/SKILL.md", "n".repeat(MAX_SKILL_NAME_BYTES));
+        assert_eq!(longest.len(), MAX_SKILL_URI_BYTES);
+        for v in [
+            serde_json::json!({"jsonrpc": "2.0", "id": "i".repeat(MAX_ID_BYTES), "method": "ping"}),
+            serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "m".repeat(MAX_METHOD_BYTES)}),
+            serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "skills/get", "params": {"uri": longest}}),
+            // A notification gets no reply, so nothing of it is echoed.
+            serde_json::json!({"jsonrpc": "2.0", "method": big}),
+        ] {
+            assert!(matches!(classify(&line(v), true), Verdict::Forward { .. }));
+        }
     }
 
     #[test]

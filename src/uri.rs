@@ -5,6 +5,8 @@
 
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, percent_decode_str, utf8_percent_encode};
 
+use crate::echo::excerpt;
+
 /// The scheme prefix.
 pub const PREFIX: &str = "skill://";
 
@@ -26,21 +28,28 @@ pub fn for_file(skill: &str, path: &str) -> String {
 }
 
 /// Splits a URI into skill name and skill-relative path, decoding once.
+/// A refusal quotes no more of the URI than an excerpt (HARD-005).
 pub fn parse(uri: &str) -> Result<(String, String), String> {
-    let rest = uri
-        .strip_prefix(PREFIX)
-        .ok_or_else(|| format!("{uri:?} is not a skill:// URI (expected skill://<name>/<path>)"))?;
+    let rest = uri.strip_prefix(PREFIX).ok_or_else(|| {
+        format!(
+            "{} is not a skill:// URI (expected skill://<name>/<path>)",
+            excerpt(uri)
+        )
+    })?;
     let (name, path) = rest
         .split_once('/')
         .filter(|(n, p)| !n.is_empty() && !p.is_empty())
         .ok_or_else(|| {
-            format!("{uri:?} does not name a skill and a path (expected skill://<name>/<path>)")
+            format!(
+                "{} does not name a skill and a path (expected skill://<name>/<path>)",
+                excerpt(uri)
+            )
         })?;
     let decode = |s: &str| {
         percent_decode_str(s)
             .decode_utf8()
             .map(|c| c.into_owned())
-            .map_err(|_| format!("{uri:?} decodes to bytes that are not UTF-8"))
+            .map_err(|_| format!("{} decodes to bytes that are not UTF-8", excerpt(uri)))
     };
     Ok((decode(name)?, decode(path)?))
 }

@@ -196,7 +196,9 @@ fn every_tool_schema_passes_a_strict_validator() {
                 // Unsigned: a minimum of 0, or more where the argument
                 // says so (skill_list's `limit` is at least 1).
                 assert!(
-                    int.get("minimum").and_then(serde_json::Value::as_u64).is_some(),
+                    int.get("minimum")
+                        .and_then(serde_json::Value::as_u64)
+                        .is_some(),
                     "{name}: an unsigned integer says its minimum (0, or more): {int}"
                 );
             }

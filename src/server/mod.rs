@@ -2,7 +2,9 @@
 //! snapshot. The rules live in `catalog`, `fence`, `grant` and `run`, the
 //! answers in `snapshot`; this layer holds none of its own. Each request
 //! takes the current snapshot once and answers from it alone, so a reload
-//! swapping in the next one mid-request changes nothing it says.
+//! swapping in the next one mid-request changes nothing it says. Tool
+//! arguments decode through `echo::Args`, so even a refusal worded by
+//! serde quotes no argument whole (HARD-005).
 
 mod lists;
 mod skills;
@@ -22,6 +24,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, tool, tool_handler, tool_router};
 
+use crate::echo::Args;
 use crate::reload::Live;
 use crate::run::{RunLock, Watch};
 use crate::shapes::*;
@@ -92,7 +95,7 @@ impl SkillServer {
     )]
     async fn skill_list(
         &self,
-        Parameters(args): Parameters<ListArgs>,
+        Parameters(Args(args)): Parameters<Args<ListArgs>>,
     ) -> Result<Json<SkillList>, String> {
         let served = self.live.current();
         let mut list = served.list_page(&args)?;
@@ -115,7 +118,7 @@ impl SkillServer {
     )]
     async fn skill_load(
         &self,
-        Parameters(args): Parameters<NameArgs>,
+        Parameters(Args(args)): Parameters<Args<NameArgs>>,
     ) -> Result<Json<SkillLoad>, String> {
         self.live
             .current()
@@ -139,7 +142,7 @@ impl SkillServer {
     )]
     async fn skill_file(
         &self,
-        Parameters(args): Parameters<FileArgs>,
+        Parameters(Args(args)): Parameters<Args<FileArgs>>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<Json<FileRead>, String> {
         let served = self.live.current();
@@ -165,7 +168,7 @@ impl SkillServer {
     )]
     async fn skill_run(
         &self,
-        Parameters(args): Parameters<RunArgs>,
+        Parameters(Args(args)): Parameters<Args<RunArgs>>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<Json<RunAnswer>, String> {
         let served = self.live.current();

@@ -15,6 +15,7 @@ use rmcp::model::{
 use crate::bundle;
 use crate::catalog;
 use crate::cursor;
+use crate::echo::excerpt;
 use crate::frontmatter;
 use crate::limits::SKILLS_PAGE_SIZE;
 use crate::skills_ext::skill_uri;
@@ -143,7 +144,8 @@ pub fn get(snap: &Snapshot, uri_text: &str, stop: &AtomicBool) -> Result<GetSkil
         .ok_or_else(|| {
             McpError::invalid_params(
                 format!(
-                    "no skill at {uri_text:?}: skills/get takes the SKILL.md URI skills/list gives"
+                    "no skill at {}: skills/get takes the SKILL.md URI skills/list gives",
+                    excerpt(uri_text)
                 ),
                 None,
             )
@@ -159,7 +161,8 @@ pub fn directory(snap: &Snapshot, uri_text: &str) -> Result<ReadResourceDirector
     let not_dir = || {
         McpError::invalid_params(
             format!(
-                "{uri_text:?} is not a directory of a served skill (expected skill://<name> or skill://<name>/<dir>)"
+                "{} is not a directory of a served skill (expected skill://<name> or skill://<name>/<dir>)",
+                excerpt(uri_text)
             ),
             None,
         )

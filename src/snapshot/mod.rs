@@ -17,9 +17,10 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::catalog::{self, Catalog, FileEntry, Skill};
 use crate::config::Config;
+use crate::echo::excerpt;
 use crate::grant::{self, Grant, Scripts};
 use crate::interpreters::Interpreters;
-use crate::limits::ANSWER_BUDGET_VAR;
+use crate::limits::{ANSWER_BUDGET_VAR, MAX_SKILL_NAME_BYTES};
 use crate::problem::{Problem, Reason};
 use crate::skills_ext::SkillsView;
 
@@ -97,8 +98,18 @@ impl Snapshot {
     }
 
     /// A served skill and what of it may run, by its served name; the
-    /// refusal names the skills that do exist (spec LOAD-002).
+    /// refusal names the skills that do exist (spec LOAD-002). A name
+    /// longer than any skill name is refused before any lookup, and no
+    /// refusal quotes more than an excerpt of it (HARD-005).
     pub fn skill(&self, name: &str) -> Result<(&Skill, &Scripts), String> {
+        if name.len() > MAX_SKILL_NAME_BYTES {
+            return Err(format!(
+                "no skill named {}: it is {} bytes long, and a skill name is at most {MAX_SKILL_NAME_BYTES} bytes, \
+                 so no skill has it — call skill_list for the names this server serves",
+                excerpt(name),
+                name.len()
+            ));
+        }
         let found = self
             .catalog
             .skills
@@ -106,10 +117,12 @@ impl Snapshot {
         match found {
             Ok(i) => Ok((&self.catalog.skills[i], &self.scripts[i])),
             Err(_) if self.catalog.skills.is_empty() => Err(format!(
-                "no skill named {name:?}: this server found no skills at all — call skill_list, whose \"problems\" say why"
+                "no skill named {}: this server found no skills at all — call skill_list, whose \"problems\" say why",
+                excerpt(name)
             )),
             Err(_) => Err(format!(
-                "no skill named {name:?}. This server serves: {}.",
+                "no skill named {}. This server serves: {}.",
+                excerpt(name),
                 self.catalog
                     .skills
                     .iter()

@@ -9,6 +9,8 @@ use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 
 use super::Snapshot;
+use crate::echo::excerpt;
+use crate::limits::MAX_QUERY_BYTES;
 use crate::shapes::{FileSummary, ListArgs, SkillList, SkillSummary};
 
 /// Bytes a page may spend on what is not an entry: the top-level fields,
@@ -104,6 +106,13 @@ impl Snapshot {
         let entries = self.entries();
         let query = match args.query.as_deref() {
             None => None,
+            Some(q) if q.len() > MAX_QUERY_BYTES => {
+                return Err(format!(
+                    "query is {} bytes, over the {MAX_QUERY_BYTES} a query may be: give a few words from the skill's name or description ({})",
+                    q.len(),
+                    excerpt(q)
+                ));
+            }
             Some(q) => {
                 let w = words(q);
                 if w.is_empty() {
@@ -199,8 +208,8 @@ impl Snapshot {
     fn read_cursor(&self, c: &str, key: u64, starts: &[usize]) -> Result<usize, String> {
         let bad = || {
             format!(
-                "invalid cursor {:?}: it is not one skill_list handed out; pass back the nextCursor of the previous page",
-                c.chars().take(80).collect::<String>()
+                "invalid cursor {}: it is not one skill_list handed out; pass back the nextCursor of the previous page",
+                excerpt(c)
             )
         };
         let mut parts = c.splitn(3, '.');
@@ -237,9 +246,9 @@ impl Snapshot {
     ) -> String {
         let what = match &args.query {
             Some(q) => format!(
-                "{n_skills} skill{} match {:?}, best first",
+                "{n_skills} skill{} match {}, best first",
                 if n_skills == 1 { "" } else { "s" },
-                q.chars().take(100).collect::<String>()
+                excerpt(q)
             ),
             None => format!(
                 "This catalog serves {n_skills} skill{}",
@@ -327,8 +336,8 @@ impl Snapshot {
                     }
                     None => {
                         return Err(format!(
-                            "invalid filesCursor {:?}: pass back the filesCursor of the previous answer",
-                            c.chars().take(80).collect::<String>()
+                            "invalid filesCursor {}: pass back the filesCursor of the previous answer",
+                            excerpt(c)
                         ));
                     }
                 }

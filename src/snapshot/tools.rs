@@ -7,6 +7,7 @@
 use super::{Snapshot, rfc3339};
 use crate::bundle;
 use crate::catalog;
+use crate::echo::shorten;
 use crate::fence::FenceError;
 use crate::frontmatter;
 use crate::limits::MAX_BODY_BYTES;
@@ -140,7 +141,7 @@ impl Snapshot {
         let slot = |path: String, r: Result<bundle::Served, FenceError>| match r {
             Ok(f) => FileSlot::Served(file_entry(f)),
             Err(e) => FileSlot::Refused(FileRefused {
-                path,
+                path: shorten(&path).into_owned(),
                 error: e.to_string(),
             }),
         };

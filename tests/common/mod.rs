@@ -73,19 +73,34 @@ impl Session {
 
     /// Sends a request and waits (at most 20 s) for the reply with its id.
     pub fn request(&mut self, method: &str, params: Value) -> Value {
+        let line = self.request_line(method, params);
+        serde_json::from_str(&line).expect("stdout carries JSON only")
+    }
+
+    /// As `request`, but the reply's line exactly as the server wrote it.
+    pub fn request_line(&mut self, method: &str, params: Value) -> String {
         let id = self.next_id;
         self.next_id += 1;
         self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
         loop {
-            let line = self
-                .lines
-                .recv_timeout(Duration::from_secs(20))
-                .expect("a reply within 20 s");
+            let line = self.next_line();
             let v: Value = serde_json::from_str(&line).expect("stdout carries JSON only");
             if v["id"] == json!(id) {
-                return v;
+                return line;
             }
         }
+    }
+
+    /// Sends `msg` as it is (any id, or none) without waiting.
+    pub fn send_message(&mut self, msg: Value) {
+        self.send(msg);
+    }
+
+    /// The next line the server writes, within 20 s.
+    pub fn next_line(&mut self) -> String {
+        self.lines
+            .recv_timeout(Duration::from_secs(20))
+            .expect("a reply within 20 s")
     }
 
     /// Calls a tool and returns its structuredContent (panics on isError).
