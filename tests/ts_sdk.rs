@@ -23,7 +23,8 @@ fn the_typescript_sdk_cancels_a_run_and_outlives_its_own_timeout_on_progress() {
         .arg(root.join("tests/clients/ts_sdk_run.mjs"))
         .arg(&tools)
         .arg(env!("CARGO_BIN_EXE_skill-mcp"))
-        .arg(root.join("tests/fixtures/timer"))
+        // The skill RUN-021 cancels: wait.js and alive.js.
+        .arg(root.join("conformance/RUN-021/tree"))
         .arg(tmp.path())
         .output()
         .expect("node runs");

@@ -314,57 +314,37 @@ fn drive(
 ) -> Result<(), Failure> {
     let d = cfg.unit_deadline;
     let hs = |m: String| fail(None, None, m, None);
+    // The handshake's one request: its reply must be a result object.
+    let mut opening = |method: &str, params: Value| -> Result<(), Failure> {
+        let (id, sent) = server.send_request(method, Some(&params)).map_err(hs)?;
+        let reply = server
+            .wait_reply(id, Instant::now() + HANDSHAKE_TIMEOUT, deadline)
+            .map_err(|e| {
+                fail(
+                    None,
+                    None,
+                    wait_msg(e, method, HANDSHAKE_TIMEOUT.as_millis(), d),
+                    Some(sent.clone()),
+                )
+            })?;
+        if !reply.get("result").is_some_and(Value::is_object) {
+            return Err(fail(
+                None,
+                None,
+                format!("the server did not accept {method}: {reply}"),
+                Some(sent),
+            ));
+        }
+        Ok(())
+    };
     match mode {
         Mode::Initialize | Mode::Core => {
-            let (id, sent) = server
-                .send_request("initialize", Some(&init_params(cfg.profile)))
-                .map_err(hs)?;
-            let reply = server
-                .wait_reply(id, Instant::now() + HANDSHAKE_TIMEOUT, deadline)
-                .map_err(|e| {
-                    fail(
-                        None,
-                        None,
-                        wait_msg(e, "initialize", HANDSHAKE_TIMEOUT.as_millis(), d),
-                        Some(sent.clone()),
-                    )
-                })?;
-            if !reply.get("result").is_some_and(Value::is_object) {
-                return Err(fail(
-                    None,
-                    None,
-                    format!("the server did not accept initialize: {reply}"),
-                    Some(sent),
-                ));
-            }
+            opening("initialize", init_params(cfg.profile))?;
             server
                 .send_notification("notifications/initialized", None)
                 .map_err(hs)?;
         }
-        Mode::Stateless => {
-            let params = json!({"_meta": meta()});
-            let (id, sent) = server
-                .send_request("server/discover", Some(&params))
-                .map_err(hs)?;
-            let reply = server
-                .wait_reply(id, Instant::now() + HANDSHAKE_TIMEOUT, deadline)
-                .map_err(|e| {
-                    fail(
-                        None,
-                        None,
-                        wait_msg(e, "server/discover", HANDSHAKE_TIMEOUT.as_millis(), d),
-                        Some(sent.clone()),
-                    )
-                })?;
-            if !reply.get("result").is_some_and(Value::is_object) {
-                return Err(fail(
-                    None,
-                    None,
-                    format!("the server did not accept server/discover: {reply}"),
-                    Some(sent),
-                ));
-            }
-        }
+        Mode::Stateless => opening("server/discover", json!({"_meta": meta()}))?,
         Mode::Raw => {}
     }
     let spellings = work.spellings();
