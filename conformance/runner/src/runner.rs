@@ -14,7 +14,7 @@ use serde_json::{Map, Value, json};
 use crate::case::{
     Capability, Case, Checks, CoreStep, Golden, GoldenStep, Mode, Profile, Progress, Step, StepKind,
 };
-use crate::compare::compare;
+use crate::compare::{Diff, compare};
 use crate::expect::{check, core_view};
 use crate::normalize::normalize;
 use crate::redact::apply_redactions;
@@ -742,18 +742,23 @@ pub fn judge(case: &Case, golden: Option<&Golden>, run: &UnitRun) -> ModeReport 
                     let Some(d) = compare(e, a, case.checks) else {
                         continue;
                     };
-                    f.message = format!("replies differ at {}: {}", d.path, d.what);
-                    f.path = Some(d.path);
-                    f.expected = d.expected;
-                    f.actual = d.actual;
-                    f.expected_frame = Some(e.clone());
-                    f.actual_frame = Some(a.clone());
+                    differs(&mut f, "replies differ", d, e, a);
                 }
             }
             failures.push(f);
         }
     }
     mode_report(run, failures)
+}
+
+/// Fills a step's failure with the first difference and both frames.
+fn differs(f: &mut Failure, what: &str, d: Diff, expected: &Value, actual: &Value) {
+    f.message = format!("{what} at {}: {}", d.path, d.what);
+    f.path = Some(d.path);
+    f.expected = d.expected;
+    f.actual = d.actual;
+    f.expected_frame = Some(expected.clone());
+    f.actual_frame = Some(actual.clone());
 }
 
 /// Judges one unit of the core profile: each step's reply, read as its
@@ -776,12 +781,7 @@ pub fn judge_core(case: &Case, run: &UnitRun) -> ModeReport {
                 let Some(d) = check(pattern, actual) else {
                     continue;
                 };
-                f.message = format!("reply does not match at {}: {}", d.path, d.what);
-                f.path = Some(d.path);
-                f.expected = d.expected;
-                f.actual = d.actual;
-                f.expected_frame = Some(pattern.clone());
-                f.actual_frame = Some(actual.clone());
+                differs(&mut f, "reply does not match", d, pattern, actual);
             }
         }
         failures.push(f);
