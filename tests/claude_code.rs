@@ -1,0 +1,374 @@
+//! CLIENT-001: Claude Code (npm `@anthropic-ai/claude-code`, the CLI) as a
+//! client of the built binary. `claude mcp add` registers the server,
+//! `claude mcp list` health-checks it, and a headless `claude -p` run talks
+//! to a scripted stand-in for the Messages API
+//! (tests/clients/messages_standin.py) that makes Claude Code call
+//! `skill_list`, `skill_load`, `skill_file` and a `skill_run` preview on
+//! the bundled skill and checks every `tool_result` Claude Code hands back.
+//!
+//! Offline: HOME is a fresh temporary directory (its own `~/.claude.json`
+//! and `~/.claude/`), the environment is cleared, telemetry, error
+//! reporting, the auto-updater and all non-essential traffic are switched
+//! off, and the stand-in is also Claude Code's HTTP(S) proxy, so a request
+//! for anywhere but 127.0.0.1 is recorded there and fails.
+//!
+//! Claude Code lives where the README's test command installs it
+//! (`.npm-tools` at the repository root); `SKILL_MCP_CLAUDE` overrides.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc::channel;
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_skill-mcp");
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+/// The bundled skill, and the file and script it bundles, that the
+/// conversation reads and previews.
+const SKILL: &str = "skill-mcp-demo";
+const FILE: &str = "references/declaration.md";
+const SCRIPT: &str = "scripts/report.js";
+const TOOLS: [&str; 4] = ["skill_list", "skill_load", "skill_file", "skill_run"];
+
+fn claude() -> PathBuf {
+    let p = std::env::var_os("SKILL_MCP_CLAUDE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(ROOT).join(".npm-tools/node_modules/.bin/claude"));
+    assert!(
+        p.exists(),
+        "no Claude Code at {}: run the README's test command (.ci/test), which installs it, or set SKILL_MCP_CLAUDE",
+        p.display()
+    );
+    p
+}
+
+/// A child in its own process group, killed with everything it started
+/// (Claude Code starts the server) when dropped.
+struct Group(Child);
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        let _ = killpg(Pid::from_raw(self.0.id() as i32), Signal::SIGKILL);
+        let _ = self.0.wait();
+    }
+}
+
+struct Ran {
+    status: ExitStatus,
+    stdout: String,
+    stderr: String,
+    took: Duration,
+}
+
+impl Ran {
+    fn show(&self) -> String {
+        format!(
+            "exit {}\n--- stdout\n{}\n--- stderr\n{}",
+            self.status, self.stdout, self.stderr
+        )
+    }
+}
+
+/// The stand-in and a temporary HOME and project directory, with the
+/// server added to Claude Code's config there.
+struct Setup {
+    dir: tempfile::TempDir,
+    port: u16,
+    record: PathBuf,
+    _standin: Group,
+}
+
+impl Setup {
+    fn new() -> Setup {
+        let dir = tempfile::tempdir().unwrap();
+        for d in ["home", "project", "tmp", "out"] {
+            std::fs::create_dir(dir.path().join(d)).unwrap();
+        }
+        let record = dir.path().join("standin.json");
+        let mut cmd = Command::new("python3");
+        cmd.arg(Path::new(ROOT).join("tests/clients/messages_standin.py"))
+            .arg(&record)
+            .arg(Path::new(ROOT).join("skills"))
+            .args([SKILL, FILE, SCRIPT])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(File::create(dir.path().join("out/standin.stderr")).unwrap())
+            .process_group(0);
+        let mut child = cmd.spawn().expect("python3 runs the stand-in");
+        let stdout = child.stdout.take().unwrap();
+        let standin = Group(child);
+        let (tx, rx) = channel();
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            let _ = BufReader::new(stdout).read_line(&mut line);
+            let _ = tx.send(line);
+        });
+        let line = rx
+            .recv_timeout(Duration::from_secs(60))
+            .expect("the stand-in prints its port within 60 s");
+        let port = line
+            .trim()
+            .strip_prefix("PORT ")
+            .and_then(|p| p.parse().ok())
+            .unwrap_or_else(|| panic!("the stand-in said {line:?}, not PORT <n>"));
+        let s = Setup {
+            dir,
+            port,
+            record,
+            _standin: standin,
+        };
+        let started = Instant::now();
+        s.add_and_list();
+        eprintln!(
+            "Claude Code: mcp add and mcp list took {:.2?}",
+            started.elapsed()
+        );
+        s
+    }
+
+    fn path(&self, p: &str) -> PathBuf {
+        self.dir.path().join(p)
+    }
+
+    /// `claude ARGS` in the project directory, in a cleared environment,
+    /// killed (with the server it started) after `limit`.
+    fn claude(&self, name: &str, args: &[&str], env: &[(&str, &str)], limit: Duration) -> Ran {
+        let here = format!("http://127.0.0.1:{}", self.port);
+        let out = self.path(&format!("out/{name}.stdout"));
+        let err = self.path(&format!("out/{name}.stderr"));
+        let mut cmd = Command::new(claude());
+        cmd.args(args)
+            .current_dir(self.path("project"))
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", self.path("home"))
+            .env("TMPDIR", self.path("tmp"))
+            .env("DISABLE_TELEMETRY", "1")
+            .env("DISABLE_ERROR_REPORTING", "1")
+            .env("DISABLE_AUTOUPDATER", "1")
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+            .env("ANTHROPIC_BASE_URL", &here)
+            .env("ANTHROPIC_API_KEY", "sk-ant-standin-not-a-key")
+            // Anything not for 127.0.0.1 goes to the stand-in as a proxy,
+            // which records it and refuses.
+            .env("HTTPS_PROXY", &here)
+            .env("HTTP_PROXY", &here)
+            .env("https_proxy", &here)
+            .env("http_proxy", &here)
+            .env("NO_PROXY", "127.0.0.1,localhost")
+            .env("no_proxy", "127.0.0.1,localhost")
+            // The server's start-up under a loaded machine: a minute.
+            .env("MCP_TIMEOUT", "60000")
+            .envs(env.iter().copied())
+            .stdin(Stdio::null())
+            .stdout(File::create(&out).unwrap())
+            .stderr(File::create(&err).unwrap())
+            .process_group(0);
+        let started = Instant::now();
+        let mut child = Group(cmd.spawn().expect("claude runs"));
+        let status = loop {
+            if let Some(status) = child.0.try_wait().unwrap() {
+                break Some(status);
+            }
+            if started.elapsed() > limit {
+                break None;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        let took = started.elapsed();
+        drop(child); // whatever it left running goes with its group
+        let read = |p: &Path| String::from_utf8_lossy(&std::fs::read(p).unwrap()).into_owned();
+        let (stdout, stderr) = (read(&out), read(&err));
+        let Some(status) = status else {
+            panic!(
+                "claude {args:?} did not finish within {limit:?}; killed\n--- stdout\n{stdout}\n--- stderr\n{stderr}\n--- stand-in\n{}",
+                std::fs::read_to_string(&self.record).unwrap_or_default()
+            );
+        };
+        Ran {
+            status,
+            stdout,
+            stderr,
+            took,
+        }
+    }
+
+    /// `claude mcp add` (local scope: this project, in this HOME's
+    /// `~/.claude.json`), then `claude mcp list` connects to it.
+    fn add_and_list(&self) {
+        let skills = format!("SKILLS_DIR={ROOT}/skills");
+        let add = self.claude(
+            "mcp-add",
+            &[
+                "mcp", "add", "skills", "-s", "local", "-e", &skills, "--", BIN,
+            ],
+            &[],
+            Duration::from_secs(120),
+        );
+        assert!(add.status.success(), "claude mcp add: {}", add.show());
+        no_warning_about_the_server("claude mcp add", &add.stderr);
+        let config: Value =
+            serde_json::from_slice(&std::fs::read(self.path("home/.claude.json")).unwrap())
+                .expect("claude mcp add wrote the temporary HOME's ~/.claude.json");
+        let added: Vec<&Value> = config["projects"]
+            .as_object()
+            .into_iter()
+            .flat_map(|p| p.values())
+            .filter_map(|p| p["mcpServers"].get("skills"))
+            .collect();
+        assert!(
+            added.len() == 1
+                && added[0]["command"] == BIN
+                && added[0]["env"]["SKILLS_DIR"] == format!("{ROOT}/skills"),
+            "the server is this project's, with its SKILLS_DIR: {config}"
+        );
+
+        let list = self.claude("mcp-list", &["mcp", "list"], &[], Duration::from_secs(180));
+        assert!(list.status.success(), "claude mcp list: {}", list.show());
+        let line = list
+            .stdout
+            .lines()
+            .find(|l| l.starts_with("skills:"))
+            .unwrap_or_else(|| panic!("claude mcp list names no server skills: {}", list.show()));
+        assert!(
+            line.contains(BIN) && line.contains("Connected") && !line.contains("Failed"),
+            "claude mcp list: {line:?}\n{}",
+            list.show()
+        );
+        no_warning_about_the_server("claude mcp list", &list.stderr);
+    }
+
+    /// The headless run, then everything it must have done. `search`: the
+    /// skill tools are deferred behind Claude Code's ToolSearch (its
+    /// default), which the stand-in calls first.
+    fn converse(&self, env: &[(&str, &str)], search: bool) {
+        let allowed = TOOLS.map(|t| format!("mcp__skills__{t}")).join(",");
+        let run = self.claude(
+            "run",
+            &[
+                "-p",
+                "Show me what the skills server serves.",
+                "--output-format",
+                "json",
+                "--allowedTools",
+                &allowed,
+                "--no-session-persistence",
+            ],
+            env,
+            Duration::from_secs(300),
+        );
+        let record: Value = serde_json::from_slice(&std::fs::read(&self.record).unwrap())
+            .expect("the stand-in's record is JSON");
+        let standin_stderr = std::fs::read_to_string(self.path("out/standin.stderr")).unwrap();
+        let context = || {
+            format!(
+                "{}\n--- stand-in\n{record:#}\n--- stand-in stderr\n{standin_stderr}",
+                run.show()
+            )
+        };
+        assert!(run.status.success(), "claude -p: {}", context());
+        let result: Value = serde_json::from_str(&run.stdout)
+            .unwrap_or_else(|e| panic!("claude -p printed no JSON ({e}): {}", context()));
+
+        // Every check the stand-in made on what Claude Code handed back.
+        let checks = record["checks"].as_array().unwrap();
+        let failed: Vec<&Value> = checks.iter().filter(|c| c["ok"] != true).collect();
+        assert!(
+            failed.is_empty(),
+            "failed checks {failed:#?}\n{}",
+            context()
+        );
+        let steps: &[&str] = if search {
+            &["search", "offered", "list", "load", "file", "run"]
+        } else {
+            &["offered", "list", "load", "file", "run"]
+        };
+        for step in steps {
+            assert!(
+                checks.iter().any(|c| c["name"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with(&format!("{step}: "))),
+                "no check of step {step}: {}",
+                context()
+            );
+        }
+        assert_eq!(record["tool_search"], search, "{}", context());
+        assert_eq!(record["finished"], true, "{}", context());
+
+        // The run's own verdict: a success whose answer is the stand-in's
+        // final text, nothing denied.
+        assert_eq!(result["type"], "result", "{}", context());
+        assert_eq!(result["subtype"], "success", "{}", context());
+        assert_eq!(result["is_error"], false, "{}", context());
+        assert_eq!(result["result"], record["final_text"], "{}", context());
+        assert_eq!(
+            result["permission_denials"],
+            serde_json::json!([]),
+            "{}",
+            context()
+        );
+
+        // Nothing but 127.0.0.1.
+        let elsewhere: Vec<&Value> = record["requests"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["kind"] == "elsewhere")
+            .collect();
+        assert!(
+            elsewhere.is_empty(),
+            "Claude Code reached out: {elsewhere:#?}"
+        );
+
+        eprintln!(
+            "Claude Code {}: the headless run took {:.2?}; {} stderr line(s)",
+            if search {
+                "(tool search on)"
+            } else {
+                "(tool search off)"
+            },
+            run.took,
+            run.stderr.lines().count()
+        );
+        no_warning_about_the_server("claude -p", &run.stderr);
+    }
+}
+
+/// Claude Code's stderr says nothing about this server or its tools'
+/// schemas (it warns, for one, about every schema format it does not know).
+fn no_warning_about_the_server(what: &str, stderr: &str) {
+    let about: Vec<&str> = stderr
+        .lines()
+        .filter(|l| {
+            let l = l.to_lowercase();
+            ["schema", "format", "skill", "mcp", "warn"]
+                .iter()
+                .any(|w| l.contains(w))
+        })
+        .collect();
+    assert!(
+        about.is_empty(),
+        "{what}: {} stderr line(s) about the server:\n{}",
+        about.len(),
+        about.join("\n")
+    );
+}
+
+/// Claude Code's default: MCP tools deferred behind its ToolSearch tool.
+#[test]
+fn claude_code_adds_lists_and_calls_every_tool_through_its_tool_search() {
+    Setup::new().converse(&[], true);
+}
+
+/// With tool search off, the same tools offered in the first request.
+#[test]
+fn claude_code_calls_every_tool_offered_directly_with_tool_search_off() {
+    Setup::new().converse(&[("ENABLE_TOOL_SEARCH", "false")], false);
+}
