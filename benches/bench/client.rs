@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::fs;
 use std::io::{BufRead, BufReader, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::{Duration, Instant};
@@ -273,6 +273,21 @@ impl Drop for Server {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// node on PATH, if there is one.
+pub fn node_on_path() -> Option<PathBuf> {
+    std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .map(|d| d.join("node"))
+        .find(|p| p.is_file())
+}
+
+/// A `skill_list` answer's skills on this page, and how many the listing
+/// holds in all (`total` on a page; the page itself when unpaged).
+pub fn list_counts(sc: &Value) -> (usize, usize) {
+    let page = sc["skills"].as_array().map_or(0, Vec::len);
+    let total = sc["total"].as_u64().map_or(page, |t| t as usize);
+    (page, total)
 }
 
 pub fn ok(method: &str, v: Value) -> Value {

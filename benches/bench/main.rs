@@ -5,7 +5,7 @@
 //!
 //! ```text
 //! cargo bench --bench skill-mcp              # the full run (BENCHMARKS.md)
-//! cargo bench --bench skill-mcp -- --quick   # under a minute once built
+//! cargo bench --bench skill-mcp -- --quick   # about a minute and a half once built
 //! ```
 //!
 //! `cargo bench` builds the `skill-mcp` binary with the bench profile
@@ -40,7 +40,7 @@ use crate::tree::make_tree;
 const SERVER: &str = env!("CARGO_BIN_EXE_skill-mcp");
 
 /// The tree size the targets are stated for.
-const TARGET_SKILLS: usize = 10_000;
+pub const TARGET_SKILLS: usize = 10_000;
 
 fn main() {
     let s = Settings::from_args();
@@ -66,7 +66,10 @@ fn main() {
     println!("load average at start: {}", loadavg());
     let mut t = Table::default();
     let largest = *s.sizes.iter().max().expect("a tree size");
-    let mut rss_series = Vec::new();
+    let mut soak = measure::mixed::Soak::default();
+    if s.runs("boot") {
+        measure::boot::empty(&s, &mut t);
+    }
     for &n in &s.sizes {
         let g = Instant::now();
         let tree = make_tree(n, s.fresh);
@@ -88,7 +91,7 @@ fn main() {
             )
         };
         if s.runs("boot") {
-            measure::boot::boots(&s, &tree, &size, &mut t, judged);
+            measure::boot::boots(&s, &tree, n, &size, &mut t);
             stamp("boots");
         }
         if s.runs("trips") {
@@ -100,7 +103,7 @@ fn main() {
             stamp("skill_run");
         }
         if n == largest && s.runs("mixed") {
-            rss_series = measure::mixed::flat(&s, &tree, &size, &mut t, judged);
+            soak = measure::mixed::flat(&s, &tree, &size, &mut t, judged);
             stamp("mixed calls");
         }
         // After every other phase: the probe it adds never meets a floor.
@@ -112,15 +115,19 @@ fn main() {
     println!();
     t.print();
     println!();
-    let series: Vec<String> = rss_series
-        .iter()
-        .map(|(k, r)| format!("{}: {r:.2}", fmt_count(*k)))
-        .collect();
-    println!(
-        "VmRSS (MiB) by call count at {}: {}",
-        fmt_count(largest),
-        series.join(", ")
-    );
+    if !soak.samples.is_empty() {
+        let series: Vec<String> = soak
+            .samples
+            .iter()
+            .map(|(k, r)| format!("{}: {r:.2}", fmt_count(*k)))
+            .collect();
+        println!(
+            "VmRSS (MiB) by call count at {}: {}; peak (VmHWM) {:.2}",
+            fmt_count(largest),
+            series.join(", "),
+            soak.peak
+        );
+    }
     println!(
         "SEP-2640 door: always on; its boot cost is SkillsView::boot's per-skill name and \
          description validation, included in every boot figure above (it cannot be switched off)."

@@ -73,7 +73,7 @@ impl Settings {
                 "-h" | "--help" => {
                     println!(
                         "usage: cargo bench --bench skill-mcp [-- [--quick] [--fresh] [--sizes N,..] [--only PHASE,..]]\n\n\
-                         --quick         fewer runs and 1,000 mixed calls (under a minute once built)\n\
+                         --quick         fewer runs and 1,000 mixed calls (about 1.5 minutes once built)\n\
                          --fresh         regenerate the skill trees kept in the target directory\n\
                          --sizes N,..    tree sizes (default 100,1000,10000); skill_run and the mixed\n\
                          \x20               calls run on the largest; targets are judged at 10,000 only\n\
