@@ -31,6 +31,10 @@ pub struct Server {
     pub last_len: usize,
     next_id: u64,
     pub spawned: Instant,
+    /// The program whose /proc figures are read.
+    exe: PathBuf,
+    /// Started under SKILL_MCP_BENCH_WRAP.
+    wrapped: bool,
 }
 
 impl Server {
@@ -38,7 +42,8 @@ impl Server {
         Server::spawn_bin(Path::new(SERVER), root)
     }
 
-    /// `bin` over `root`: the server measured, or a baseline build of it.
+    /// `bin` over `root`: the server measured, or a baseline build of it,
+    /// under SKILL_MCP_BENCH_WRAP when that is set.
     pub fn spawn_bin(bin: &Path, root: &Path) -> Server {
         // SKILL_MCP_BENCH_WRAP: a command (and its arguments) to run the
         // server under, for profiling or allocator experiments.
@@ -47,7 +52,7 @@ impl Server {
             .split_whitespace()
             .map(str::to_owned)
             .collect();
-        let mut cmd = match wrap.split_first() {
+        let cmd = match wrap.split_first() {
             Some((w, rest)) => {
                 let mut c = Command::new(w);
                 c.args(rest).arg(bin);
@@ -55,6 +60,22 @@ impl Server {
             }
             None => Command::new(bin),
         };
+        let exe = fs::canonicalize(bin).unwrap_or_else(|_| bin.to_owned());
+        Server::start(cmd, root, exe, !wrap.is_empty())
+    }
+
+    /// `node script` over `root` (the original TypeScript server), never
+    /// under a wrapper: its figures are node's own.
+    pub fn spawn_node(node: &Path, script: &Path, root: &Path) -> Server {
+        let mut cmd = Command::new(node);
+        cmd.arg(script);
+        Server::start(cmd, root, node.to_owned(), false)
+    }
+
+    /// Starts `cmd` with only PATH, HOME and SKILLS_DIR=root. `exe` is the
+    /// program whose figures are read (under a wrapper, the descendant
+    /// running it).
+    fn start(mut cmd: Command, root: &Path, exe: PathBuf, wrapped: bool) -> Server {
         cmd.env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", std::env::var_os("HOME").unwrap_or_default())
@@ -65,12 +86,12 @@ impl Server {
         let spawned = Instant::now();
         let mut child = cmd
             .spawn()
-            .unwrap_or_else(|e| panic!("the server {} does not start: {e}", bin.display()));
+            .unwrap_or_else(|e| panic!("{cmd:?} does not start: {e}"));
         let stdout = child.stdout.take().expect("stdout is piped");
         let (tx, replies) = channel();
         // A wrapper (heaptrack, say) may print to stdout too; the server
         // alone must not.
-        let lenient = !wrap.is_empty();
+        let lenient = wrapped;
         std::thread::spawn(move || {
             let mut r = BufReader::with_capacity(1 << 20, stdout);
             let mut line = String::new();
@@ -103,6 +124,8 @@ impl Server {
             last_len: 0,
             next_id: 1,
             spawned,
+            exe,
+            wrapped,
         }
     }
 
@@ -234,12 +257,14 @@ impl Server {
     }
 
     /// The server's pid: the child itself, or under a wrapper that does not
-    /// exec, the first descendant running the server binary.
+    /// exec, the first descendant running the server's program.
     pub fn server_pid(&self) -> u32 {
         let mut pid = self.child.id();
-        let target = fs::canonicalize(SERVER).ok();
+        if !self.wrapped {
+            return pid;
+        }
         for _ in 0..8 {
-            if fs::read_link(format!("/proc/{pid}/exe")).ok() == target {
+            if fs::read_link(format!("/proc/{pid}/exe")).ok().as_deref() == Some(&*self.exe) {
                 return pid;
             }
             let children =
@@ -253,7 +278,10 @@ impl Server {
                 None => break,
             }
         }
-        panic!("no process runs {SERVER} under the wrapper; RSS cannot be read")
+        panic!(
+            "no process runs {} under the wrapper; RSS cannot be read",
+            self.exe.display()
+        )
     }
 
     /// A field of /proc/<pid>/status of the server, in KiB.

@@ -16,13 +16,15 @@
 //! (the tree was just written, and the floor reads it the same way).
 //!
 //! One concern per module: `settings` (the flags), `tree` (the synthetic
-//! skill trees), `client` (the stdio JSON-RPC client), `measure` (one
-//! module per phase), `report` (targets, PASS/MISS and the table), with
-//! `stats` and `rng` beside them. This file reads the flags, walks the
+//! skill trees), `client` (the stdio JSON-RPC client), `peer` (the original
+//! TypeScript server, built once when its sources are beside the checkout),
+//! `measure` (one module per phase), `report` (targets, PASS/MISS and the
+//! table), with `stats` and `rng` beside them. This file reads the flags, walks the
 //! tree sizes through the phases, and prints the summary.
 
 mod client;
 mod measure;
+mod peer;
 mod report;
 mod rng;
 mod settings;
@@ -67,6 +69,18 @@ fn main() {
     let mut t = Table::default();
     let largest = *s.sizes.iter().max().expect("a tree size");
     let mut soak = measure::mixed::Soak::default();
+    // The original TypeScript server, for the boot phase at 100 and 1,000.
+    let peer = if !s.runs("boot") {
+        Err(String::from("the boot phase does not run"))
+    } else if !s.sizes.iter().any(|n| peer::PEER_SIZES.contains(n)) {
+        Err(String::from("no 100- or 1,000-skill tree in this run"))
+    } else {
+        peer::prepare(s.fresh)
+    };
+    if let Err(why) = &peer {
+        println!("side by side with the original TypeScript server: skipped, {why}");
+    }
+    let mut peer_ratios = Vec::new();
     if s.runs("boot") {
         measure::boot::empty(&s, &mut t);
     }
@@ -91,7 +105,10 @@ fn main() {
             )
         };
         if s.runs("boot") {
-            measure::boot::boots(&s, &tree, n, &size, &mut t);
+            let p = peer.as_ref().ok().filter(|_| peer::PEER_SIZES.contains(&n));
+            if let Some(r) = measure::boot::boots(&s, &tree, n, &size, &mut t, p) {
+                peer_ratios.push((size.clone(), r));
+            }
             stamp("boots");
         }
         if s.runs("trips") {
@@ -127,6 +144,18 @@ fn main() {
             series.join(", "),
             soak.peak
         );
+    }
+    match &peer {
+        Ok(_) => {
+            for (size, r) in &peer_ratios {
+                println!(
+                    "this server ÷ the original TypeScript server at {size} skills: \
+                     boot → first skill_list {:.2}×, peak RSS after it {:.2}×",
+                    r.boot, r.rss
+                );
+            }
+        }
+        Err(why) => println!("side by side with the original: skipped, {why}"),
     }
     println!(
         "SEP-2640 door: always on; its boot cost is SkillsView::boot's per-skill name and \
