@@ -257,25 +257,27 @@ impl Server {
     }
 
     /// The server's pid: the child itself, or under a wrapper that does not
-    /// exec, the first descendant running the server's program.
+    /// exec, the descendant running the server's program (a wrapper may
+    /// start helpers too: heaptrack's first child is its interpreter).
     pub fn server_pid(&self) -> u32 {
-        let mut pid = self.child.id();
+        let root = self.child.id();
         if !self.wrapped {
-            return pid;
+            return root;
         }
-        for _ in 0..8 {
+        let mut todo = std::collections::VecDeque::from([(root, 0)]);
+        while let Some((pid, depth)) = todo.pop_front() {
             if fs::read_link(format!("/proc/{pid}/exe")).ok().as_deref() == Some(&*self.exe) {
                 return pid;
             }
-            let children =
-                fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap_or_default();
-            match children
-                .split_whitespace()
-                .next()
-                .and_then(|c| c.parse().ok())
-            {
-                Some(c) => pid = c,
-                None => break,
+            if depth < 8 {
+                let children = fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
+                    .unwrap_or_default();
+                todo.extend(
+                    children
+                        .split_whitespace()
+                        .filter_map(|c| c.parse().ok())
+                        .map(|c| (c, depth + 1)),
+                );
             }
         }
         panic!(
