@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::fs;
 use std::io::{BufRead, BufReader, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::{Duration, Instant};
@@ -31,6 +31,10 @@ pub struct Server {
     pub last_len: usize,
     next_id: u64,
     pub spawned: Instant,
+    /// The program whose /proc figures are read.
+    exe: PathBuf,
+    /// Started under SKILL_MCP_BENCH_WRAP.
+    wrapped: bool,
 }
 
 impl Server {
@@ -38,7 +42,8 @@ impl Server {
         Server::spawn_bin(Path::new(SERVER), root)
     }
 
-    /// `bin` over `root`: the server measured, or a baseline build of it.
+    /// `bin` over `root`: the server measured, or a baseline build of it,
+    /// under SKILL_MCP_BENCH_WRAP when that is set.
     pub fn spawn_bin(bin: &Path, root: &Path) -> Server {
         // SKILL_MCP_BENCH_WRAP: a command (and its arguments) to run the
         // server under, for profiling or allocator experiments.
@@ -47,7 +52,7 @@ impl Server {
             .split_whitespace()
             .map(str::to_owned)
             .collect();
-        let mut cmd = match wrap.split_first() {
+        let cmd = match wrap.split_first() {
             Some((w, rest)) => {
                 let mut c = Command::new(w);
                 c.args(rest).arg(bin);
@@ -55,6 +60,22 @@ impl Server {
             }
             None => Command::new(bin),
         };
+        let exe = fs::canonicalize(bin).unwrap_or_else(|_| bin.to_owned());
+        Server::start(cmd, root, exe, !wrap.is_empty())
+    }
+
+    /// `node script` over `root` (the original TypeScript server), never
+    /// under a wrapper: its figures are node's own.
+    pub fn spawn_node(node: &Path, script: &Path, root: &Path) -> Server {
+        let mut cmd = Command::new(node);
+        cmd.arg(script);
+        Server::start(cmd, root, node.to_owned(), false)
+    }
+
+    /// Starts `cmd` with only PATH, HOME and SKILLS_DIR=root. `exe` is the
+    /// program whose figures are read (under a wrapper, the descendant
+    /// running it).
+    fn start(mut cmd: Command, root: &Path, exe: PathBuf, wrapped: bool) -> Server {
         cmd.env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", std::env::var_os("HOME").unwrap_or_default())
@@ -65,12 +86,12 @@ impl Server {
         let spawned = Instant::now();
         let mut child = cmd
             .spawn()
-            .unwrap_or_else(|e| panic!("the server {} does not start: {e}", bin.display()));
+            .unwrap_or_else(|e| panic!("{cmd:?} does not start: {e}"));
         let stdout = child.stdout.take().expect("stdout is piped");
         let (tx, replies) = channel();
         // A wrapper (heaptrack, say) may print to stdout too; the server
         // alone must not.
-        let lenient = !wrap.is_empty();
+        let lenient = wrapped;
         std::thread::spawn(move || {
             let mut r = BufReader::with_capacity(1 << 20, stdout);
             let mut line = String::new();
@@ -103,6 +124,8 @@ impl Server {
             last_len: 0,
             next_id: 1,
             spawned,
+            exe,
+            wrapped,
         }
     }
 
@@ -234,26 +257,33 @@ impl Server {
     }
 
     /// The server's pid: the child itself, or under a wrapper that does not
-    /// exec, the first descendant running the server binary.
+    /// exec, the descendant running the server's program (a wrapper may
+    /// start helpers too: heaptrack's first child is its interpreter).
     pub fn server_pid(&self) -> u32 {
-        let mut pid = self.child.id();
-        let target = fs::canonicalize(SERVER).ok();
-        for _ in 0..8 {
-            if fs::read_link(format!("/proc/{pid}/exe")).ok() == target {
+        let root = self.child.id();
+        if !self.wrapped {
+            return root;
+        }
+        let mut todo = std::collections::VecDeque::from([(root, 0)]);
+        while let Some((pid, depth)) = todo.pop_front() {
+            if fs::read_link(format!("/proc/{pid}/exe")).ok().as_deref() == Some(&*self.exe) {
                 return pid;
             }
-            let children =
-                fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap_or_default();
-            match children
-                .split_whitespace()
-                .next()
-                .and_then(|c| c.parse().ok())
-            {
-                Some(c) => pid = c,
-                None => break,
+            if depth < 8 {
+                let children = fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
+                    .unwrap_or_default();
+                todo.extend(
+                    children
+                        .split_whitespace()
+                        .filter_map(|c| c.parse().ok())
+                        .map(|c| (c, depth + 1)),
+                );
             }
         }
-        panic!("no process runs {SERVER} under the wrapper; RSS cannot be read")
+        panic!(
+            "no process runs {} under the wrapper; RSS cannot be read",
+            self.exe.display()
+        )
     }
 
     /// A field of /proc/<pid>/status of the server, in KiB.
@@ -273,6 +303,21 @@ impl Drop for Server {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// node on PATH, if there is one.
+pub fn node_on_path() -> Option<PathBuf> {
+    std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .map(|d| d.join("node"))
+        .find(|p| p.is_file())
+}
+
+/// A `skill_list` answer's skills on this page, and how many the listing
+/// holds in all (`total` on a page; the page itself when unpaged).
+pub fn list_counts(sc: &Value) -> (usize, usize) {
+    let page = sc["skills"].as_array().map_or(0, Vec::len);
+    let total = sc["total"].as_u64().map_or(page, |t| t as usize);
+    (page, total)
 }
 
 pub fn ok(method: &str, v: Value) -> Value {

@@ -5,7 +5,7 @@
 //!
 //! ```text
 //! cargo bench --bench skill-mcp              # the full run (BENCHMARKS.md)
-//! cargo bench --bench skill-mcp -- --quick   # under a minute once built
+//! cargo bench --bench skill-mcp -- --quick   # about a minute and a half once built
 //! ```
 //!
 //! `cargo bench` builds the `skill-mcp` binary with the bench profile
@@ -16,13 +16,15 @@
 //! (the tree was just written, and the floor reads it the same way).
 //!
 //! One concern per module: `settings` (the flags), `tree` (the synthetic
-//! skill trees), `client` (the stdio JSON-RPC client), `measure` (one
-//! module per phase), `report` (targets, PASS/MISS and the table), with
-//! `stats` and `rng` beside them. This file reads the flags, walks the
+//! skill trees), `client` (the stdio JSON-RPC client), `peer` (the original
+//! TypeScript server, built once when its sources are beside the checkout),
+//! `measure` (one module per phase), `report` (targets, PASS/MISS and the
+//! table), with `stats` and `rng` beside them. This file reads the flags, walks the
 //! tree sizes through the phases, and prints the summary.
 
 mod client;
 mod measure;
+mod peer;
 mod report;
 mod rng;
 mod settings;
@@ -40,7 +42,7 @@ use crate::tree::make_tree;
 const SERVER: &str = env!("CARGO_BIN_EXE_skill-mcp");
 
 /// The tree size the targets are stated for.
-const TARGET_SKILLS: usize = 10_000;
+pub const TARGET_SKILLS: usize = 10_000;
 
 fn main() {
     let s = Settings::from_args();
@@ -66,7 +68,22 @@ fn main() {
     println!("load average at start: {}", loadavg());
     let mut t = Table::default();
     let largest = *s.sizes.iter().max().expect("a tree size");
-    let mut rss_series = Vec::new();
+    let mut soak = measure::mixed::Soak::default();
+    // The original TypeScript server, for the boot phase at 100 and 1,000.
+    let peer = if !s.runs("boot") {
+        Err(String::from("the boot phase does not run"))
+    } else if !s.sizes.iter().any(|n| peer::PEER_SIZES.contains(n)) {
+        Err(String::from("no 100- or 1,000-skill tree in this run"))
+    } else {
+        peer::prepare(s.fresh)
+    };
+    if let Err(why) = &peer {
+        println!("side by side with the original TypeScript server: skipped, {why}");
+    }
+    let mut peer_ratios = Vec::new();
+    if s.runs("boot") {
+        measure::boot::empty(&s, &mut t);
+    }
     for &n in &s.sizes {
         let g = Instant::now();
         let tree = make_tree(n, s.fresh);
@@ -88,7 +105,10 @@ fn main() {
             )
         };
         if s.runs("boot") {
-            measure::boot::boots(&s, &tree, &size, &mut t, judged);
+            let p = peer.as_ref().ok().filter(|_| peer::PEER_SIZES.contains(&n));
+            if let Some(r) = measure::boot::boots(&s, &tree, n, &size, &mut t, p) {
+                peer_ratios.push((size.clone(), r));
+            }
             stamp("boots");
         }
         if s.runs("trips") {
@@ -100,7 +120,7 @@ fn main() {
             stamp("skill_run");
         }
         if n == largest && s.runs("mixed") {
-            rss_series = measure::mixed::flat(&s, &tree, &size, &mut t, judged);
+            soak = measure::mixed::flat(&s, &tree, &size, &mut t, judged);
             stamp("mixed calls");
         }
         // After every other phase: the probe it adds never meets a floor.
@@ -112,15 +132,31 @@ fn main() {
     println!();
     t.print();
     println!();
-    let series: Vec<String> = rss_series
-        .iter()
-        .map(|(k, r)| format!("{}: {r:.2}", fmt_count(*k)))
-        .collect();
-    println!(
-        "VmRSS (MiB) by call count at {}: {}",
-        fmt_count(largest),
-        series.join(", ")
-    );
+    if !soak.samples.is_empty() {
+        let series: Vec<String> = soak
+            .samples
+            .iter()
+            .map(|(k, r)| format!("{}: {r:.2}", fmt_count(*k)))
+            .collect();
+        println!(
+            "VmRSS (MiB) by call count at {}: {}; peak (VmHWM) {:.2}",
+            fmt_count(largest),
+            series.join(", "),
+            soak.peak
+        );
+    }
+    match &peer {
+        Ok(_) => {
+            for (size, r) in &peer_ratios {
+                println!(
+                    "this server ÷ the original TypeScript server at {size} skills: \
+                     boot → first skill_list {:.2}×, peak RSS after it {:.2}×",
+                    r.boot, r.rss
+                );
+            }
+        }
+        Err(why) => println!("side by side with the original: skipped, {why}"),
+    }
     println!(
         "SEP-2640 door: always on; its boot cost is SkillsView::boot's per-skill name and \
          description validation, included in every boot figure above (it cannot be switched off)."

@@ -13,10 +13,12 @@ pub enum Target {
     None,
     /// Under this many milliseconds.
     MsUnder(f64),
-    /// Under this many MiB.
-    MibUnder(f64),
-    /// Under this ratio.
-    RatioUnder(f64),
+    /// At most this many milliseconds.
+    MsAtMost(f64),
+    /// At most this many MiB.
+    MibAtMost(f64),
+    /// At most this ratio.
+    RatioAtMost(f64),
     /// At most this count.
     CountAtMost(f64),
 }
@@ -49,8 +51,9 @@ impl Table {
         let (target, pass) = match t {
             Target::None => (String::new(), None),
             Target::MsUnder(x) => (format!("< {x} ms"), Some(value < x)),
-            Target::MibUnder(x) => (format!("< {x} MiB"), Some(value < x)),
-            Target::RatioUnder(x) => (format!("< {x}×"), Some(value < x)),
+            Target::MsAtMost(x) => (format!("≤ {x} ms"), Some(value <= x)),
+            Target::MibAtMost(x) => (format!("≤ {x} MiB"), Some(value <= x)),
+            Target::RatioAtMost(x) => (format!("≤ {x:.1}×"), Some(value <= x)),
             Target::CountAtMost(x) => (format!("≤ {x}"), Some(value <= x)),
         };
         let verdict = match pass {

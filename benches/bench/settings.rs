@@ -73,11 +73,16 @@ impl Settings {
                 "-h" | "--help" => {
                     println!(
                         "usage: cargo bench --bench skill-mcp [-- [--quick] [--fresh] [--sizes N,..] [--only PHASE,..]]\n\n\
-                         --quick         fewer runs and 1,000 mixed calls (under a minute once built)\n\
-                         --fresh         regenerate the skill trees kept in the target directory\n\
+                         --quick         fewer runs and 1,000 mixed calls (about 1.5 minutes once built)\n\
+                         --fresh         regenerate the skill trees kept in the target directory,\n\
+                         \x20               and rebuild the original TypeScript server kept there\n\
                          --sizes N,..    tree sizes (default 100,1000,10000); skill_run and the mixed\n\
                          \x20               calls run on the largest; targets are judged at 10,000 only\n\
                          --only PHASE,.. boot, trips, run, mixed, rescan (default: all)\n\n\
+                         At 100 and 1,000 skills the boot phase also boots the original TypeScript\n\
+                         server side by side, when ../shared/peers/skill-mcp-ts is beside the\n\
+                         checkout (built once into the target directory; node on PATH);\n\
+                         SKILL_MCP_BENCH_PEER=DIR looks for its sources in DIR instead.\n\
                          SKILL_MCP_BENCH_BASELINE=PATH also boots another build of the server\n\
                          (e.g. one from before a change) interleaved with this one, for a\n\
                          boot-time comparison on the same trees.\n\

@@ -29,13 +29,25 @@ fn skill_name(i: usize) -> String {
     )
 }
 
+/// A word only skill `i`'s description holds (not its name: that has the
+/// digits, not the `ref`), so a `query` for it finds exactly that skill.
+fn ref_word(i: usize) -> String {
+    format!("ref{i:05}")
+}
+
+/// The word only `name`'s description holds (see `ref_word`).
+pub fn description_word(name: &str) -> String {
+    let digits = &name[name.len() - 5..];
+    format!("ref{digits}")
+}
+
 fn skill_md(name: &str, i: usize) -> String {
     let mut body = String::new();
     let _ = write!(
         body,
         "---\n\
 name: {name}\n\
-description: Builds, checks and exports {w} documents for the {p} workflow; use it to turn raw notes into a reviewed, formatted deliverable with a consistent house style.\n\
+description: Builds, checks and exports {w} documents for the {p} workflow; use it to turn raw notes into a reviewed, formatted deliverable with a consistent house style (catalog entry {r}).\n\
 when-to-use: When the user asks for a {w} in the {p} format, or to check that an existing one follows the guide in references/guide.md.\n\
 license: MIT\n\
 compatibility: Needs node 18 or later for the bundled scripts.\n\
@@ -63,6 +75,7 @@ mcp-host:\n\
 # {name}\n\n",
         p = PREFIXES[i % PREFIXES.len()],
         w = WORDS[(i / PREFIXES.len()) % WORDS.len()],
+        r = ref_word(i),
     );
     for section in ["Overview", "Steps", "Checks", "Output", "Troubleshooting"] {
         let _ = write!(
@@ -129,16 +142,26 @@ pub struct Tree {
 
 /// Bump when the generated trees change, so a kept tree is never reused
 /// with the wrong shape.
-const TREE_VERSION: u32 = 1;
+const TREE_VERSION: u32 = 2;
 
-/// Where generated trees are kept: beside the server, in the target
-/// directory, so `cargo clean` removes them and a second run reuses them.
-fn trees_dir() -> PathBuf {
+/// The target directory the server was built into: what the benchmark
+/// keeps (trees, the original's build) lives here, so `cargo clean`
+/// removes it and a second run reuses it.
+pub fn target_dir() -> PathBuf {
     let release = Path::new(SERVER).parent().expect("the server's directory");
-    release
-        .parent()
-        .unwrap_or(release)
-        .join("skill-mcp-bench-trees")
+    release.parent().unwrap_or(release).to_owned()
+}
+
+fn trees_dir() -> PathBuf {
+    target_dir().join("skill-mcp-bench-trees")
+}
+
+/// An empty skills directory: a server with nothing to serve, for what the
+/// binary, the runtime and rmcp hold before any catalog.
+pub fn empty_tree() -> PathBuf {
+    let root = trees_dir().join("empty").join("skills");
+    fs::create_dir_all(&root).expect("make the empty tree");
+    root
 }
 
 /// The tree of `n` skills, generated unless a complete one is kept.

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use serde_json::json;
 
-use crate::client::Server;
+use crate::client::{Server, list_counts};
 use crate::report::{Table, Target};
 use crate::settings::Settings;
 use crate::stats::ms;
@@ -50,8 +50,11 @@ pub fn rescans(s: &Settings, tree: &Tree, size: &str, t: &mut Table) {
         removed.push(hup(&mut sv));
     }
     let (_, list) = sv.tool("skill_list", json!({}));
-    let n = list["skills"].as_array().map_or(0, Vec::len);
-    assert_eq!(n, tree.names.len(), "the probe is gone again");
+    assert_eq!(
+        list_counts(&list).1,
+        tree.names.len(),
+        "the probe is gone again"
+    );
     assert_eq!(
         list["generation"].as_u64(),
         Some(1 + 2 * added.len() as u64),

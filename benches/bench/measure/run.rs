@@ -10,17 +10,14 @@ use std::time::Instant;
 
 use serde_json::json;
 
-use crate::client::Server;
+use crate::client::{Server, node_on_path};
 use crate::report::{Table, Target};
 use crate::settings::Settings;
 use crate::stats::{median, min_max, ms};
 use crate::tree::Tree;
 
 fn find_node() -> PathBuf {
-    std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
-        .map(|d| d.join("node"))
-        .find(|p| p.is_file())
-        .expect("node on PATH (the server runs declared scripts with it)")
+    node_on_path().expect("node on PATH (the server runs declared scripts with it)")
 }
 
 /// `skill_run` of a script that exits at once, with confirm: true, against
