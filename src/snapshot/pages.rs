@@ -11,17 +11,19 @@ use std::hash::{Hash, Hasher};
 use super::Snapshot;
 use crate::echo::excerpt;
 use crate::limits::MAX_QUERY_BYTES;
-use crate::shapes::{FileSummary, ListArgs, SkillList, SkillSummary};
+use crate::shapes::{FileSummary, ListArgs, SkillList};
 
 /// Bytes a page may spend on what is not an entry: the top-level fields,
 /// the counts, the cursor and the note (measured, then this much again).
 const PAGE_SLACK: usize = 1024;
 
-/// One snapshot's `skill_list` entries with their sizes, built on first use.
+/// The sizes of one snapshot's `skill_list` entries, and what `query`
+/// searches, built on first use. The entries themselves are not kept: a
+/// page builds its own few from the catalog, so the snapshot holds no
+/// second copy of every skill's text.
 #[derive(Debug)]
 pub struct Entries {
-    pub skills: Vec<SkillSummary>,
-    /// The JSON size of each entry in `skills`, and of each problem.
+    /// The JSON size of each skill's entry, and of each problem.
     skill_sizes: Vec<usize>,
     problem_sizes: Vec<usize>,
     /// The whole unpaged answer's JSON size.
@@ -65,8 +67,9 @@ impl Snapshot {
     /// The entries and their sizes, computed once per snapshot.
     pub fn entries(&self) -> &Entries {
         self.entries.get_or_init(|| {
-            let skills = self.summaries();
-            let skill_sizes: Vec<usize> = skills.iter().map(json_len).collect();
+            let skill_sizes: Vec<usize> = (0..self.catalog.skills.len())
+                .map(|i| json_len(&self.summary(i)))
+                .collect();
             let problem_sizes: Vec<usize> = self.problems.iter().map(json_len).collect();
             // The whole answer: its header, `"skills":[…]` and
             // `"problems":[…]` with a comma between entries.
@@ -75,7 +78,9 @@ impl Snapshot {
                 + skill_sizes.len()
                 + problem_sizes.iter().sum::<usize>()
                 + problem_sizes.len();
-            let haystacks = skills
+            let haystacks = self
+                .catalog
+                .skills
                 .iter()
                 .map(|s| {
                     [
@@ -86,7 +91,6 @@ impl Snapshot {
                 })
                 .collect();
             Entries {
-                skills,
                 skill_sizes,
                 problem_sizes,
                 full_size,
@@ -132,7 +136,7 @@ impl Snapshot {
         }
         // The skills this answer lists, in its order.
         let order: Vec<usize> = match &query {
-            None => (0..entries.skills.len()).collect(),
+            None => (0..self.catalog.skills.len()).collect(),
             Some(q) => {
                 let mut hits: Vec<(u32, usize)> = entries
                     .haystacks
@@ -160,7 +164,7 @@ impl Snapshot {
         let mut page = self.list_header();
         let n_skills = order.len();
         page.skills = (start..end.min(n_skills))
-            .map(|i| entries.skills[order[i]].clone())
+            .map(|i| self.summary(order[i]))
             .collect();
         page.problems = (start.max(n_skills)..end)
             .map(|i| self.problems[i - n_skills].clone())

@@ -25,7 +25,9 @@ impl Snapshot {
     /// reloader's to fill in: a snapshot does not know about later scans.
     pub fn list(&self) -> SkillList {
         let mut list = self.list_header();
-        list.skills = self.summaries();
+        list.skills = (0..self.catalog.skills.len())
+            .map(|i| self.summary(i))
+            .collect();
         list.problems = self.problems.clone();
         list
     }
@@ -50,35 +52,31 @@ impl Snapshot {
         }
     }
 
-    /// Every skill's `skill_list` entry, in name order.
-    pub(super) fn summaries(&self) -> Vec<SkillSummary> {
-        self.catalog
-            .skills
-            .iter()
-            .zip(&self.scripts)
-            .map(|(s, sc)| SkillSummary {
-                name: s.name.clone(),
-                description: s.description.clone(),
-                when_to_use: s.when_to_use.clone(),
-                source: s.source.clone(),
-                files: s.files.len(),
-                bytes: s.bytes,
-                executable: !sc.runnable.is_empty(),
-                scripts: sc
-                    .runnable
-                    .iter()
-                    .map(|r| ScriptSummary {
-                        script: r.entry.script.clone(),
-                        interpreter: r.entry.interpreter.clone(),
-                        timeout_ms: r.entry.timeout_ms,
-                        env: r.env.clone(),
-                    })
-                    .collect(),
-                unavailable_scripts: refused(&sc.unavailable),
-                ungranted_scripts: refused(&sc.ungranted),
-                declared_egress: s.declaration.egress.clone(),
-            })
-            .collect()
+    /// The `skill_list` entry of the `i`th skill (in name order).
+    pub(super) fn summary(&self, i: usize) -> SkillSummary {
+        let (s, sc) = (&self.catalog.skills[i], &self.scripts[i]);
+        SkillSummary {
+            name: s.name.clone(),
+            description: s.description.clone(),
+            when_to_use: s.when_to_use.clone(),
+            source: s.source.clone(),
+            files: s.files.len(),
+            bytes: s.bytes,
+            executable: !sc.runnable.is_empty(),
+            scripts: sc
+                .runnable
+                .iter()
+                .map(|r| ScriptSummary {
+                    script: r.entry.script.clone(),
+                    interpreter: r.entry.interpreter.clone(),
+                    timeout_ms: r.entry.timeout_ms,
+                    env: r.env.clone(),
+                })
+                .collect(),
+            unavailable_scripts: refused(&sc.unavailable),
+            ungranted_scripts: refused(&sc.ungranted),
+            declared_egress: s.declaration.egress.clone(),
+        }
     }
 
     /// `skill_load` (spec LOAD-001..LOAD-004): the body is read fresh through
