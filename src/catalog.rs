@@ -12,6 +12,8 @@ use std::ffi::OsStr;
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use rayon::iter::{IntoParallelIterator, ParallelIterator};
+
 use crate::config::{Config, RootsFrom};
 use crate::declaration::{self, Declaration};
 use crate::fence::{self, FenceError};
@@ -38,7 +40,7 @@ pub struct FileEntry {
 }
 
 /// A served skill.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Skill {
     /// The directory's name: the only name it is served under (DISC-002).
     pub name: String,
@@ -61,7 +63,7 @@ pub struct Skill {
 }
 
 /// The catalog: every skill served, and every problem met.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Catalog {
     pub roots: Vec<String>,
     pub roots_from: RootsFrom,
@@ -112,8 +114,51 @@ struct Scan {
     seen: HashSet<PathBuf>,
 }
 
-/// Scans every configured root (spec DISC-001..DISC-014).
+/// How a scan does the per-skill work: reading SKILL.md through the fence,
+/// the frontmatter and declaration, and the manifest walk. Either way the
+/// catalog is the same, skills and problems in the same order (DISC-017).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Parallelism {
+    /// One skill after another, on the calling thread.
+    Sequential,
+    /// Skills read side by side on a pool of this many threads, started
+    /// for the scan and gone with it (1 or 0: sequential).
+    Threads(usize),
+}
+
+impl Parallelism {
+    /// One thread a core this process may use (sched affinity and cgroup
+    /// quota included); sequential when that cannot be told.
+    pub fn cores() -> Parallelism {
+        std::thread::available_parallelism()
+            .map_or(Parallelism::Sequential, |n| Parallelism::Threads(n.get()))
+    }
+}
+
+/// Scans every configured root (spec DISC-001..DISC-017), reading the
+/// skills on every core.
 pub fn scan(config: &Config) -> Catalog {
+    scan_with(config, Parallelism::cores())
+}
+
+/// What the scan does for one name, in the order names were first met.
+enum Step {
+    /// Two or more directories contribute the name: the problems saying so.
+    Refused(Vec<Problem>),
+    /// One directory does: read it.
+    Read {
+        name: String,
+        dir: PathBuf,
+        source: String,
+    },
+}
+
+/// Scans every configured root (spec DISC-001..DISC-017). Discovery,
+/// naming and the duplicate check run on the calling thread, in root and
+/// entry order; only reading each skill is left to `how`, and each skill's
+/// problems are kept apart and appended in the order its name was met, so
+/// no thread's timing reaches the catalog (DISC-017).
+pub fn scan_with(config: &Config, how: Parallelism) -> Catalog {
     let mut s = Scan {
         roots: config.roots.iter().map(|r| show(r)).collect(),
         problems: Vec::new(),
@@ -135,36 +180,73 @@ pub fn scan(config: &Config) -> Catalog {
         by_name.entry(name.clone()).or_default().push(i);
         order.push(name);
     }
-    let mut skills = Vec::new();
+    let mut steps = Vec::new();
     let mut done = HashSet::new();
     for name in order {
         if !done.insert(name.clone()) {
             continue;
         }
-        let group = &by_name[&name];
+        let Some(group) = by_name.get(&name) else {
+            continue;
+        };
         if group.len() > 1 {
             let dirs: Vec<String> = group.iter().map(|&i| show(&s.candidates[i].real)).collect();
-            for &i in group {
-                s.problems.push(Problem::new(
-                    show(&s.candidates[i].real),
-                    Reason::DuplicateName,
-                    format!(
-                        "{} directories all contribute the skill {name:?} ({}); none of them is served, \
-                         because a grant names a skill and no scan order may choose between them",
-                        group.len(),
-                        dirs.join(", ")
-                    ),
-                ));
-            }
+            let refused = group
+                .iter()
+                .map(|&i| {
+                    Problem::new(
+                        show(&s.candidates[i].real),
+                        Reason::DuplicateName,
+                        format!(
+                            "{} directories all contribute the skill {name:?} ({}); none of them is served, \
+                             because a grant names a skill and no scan order may choose between them",
+                            group.len(),
+                            dirs.join(", ")
+                        ),
+                    )
+                })
+                .collect();
+            steps.push(Step::Refused(refused));
             continue;
         }
         let c = &s.candidates[group[0]];
-        let source = s.roots[c.root].clone();
-        let real = c.real.clone();
-        if let Some(skill) = read_skill(name, real, source, &mut s.problems) {
-            skills.push(skill);
-        }
+        steps.push(Step::Read {
+            name,
+            dir: c.real.clone(),
+            source: s.roots[c.root].clone(),
+        });
     }
+
+    // Each step's outcome on its own; rayon's indexed collect puts them
+    // back in step order whichever thread finished first.
+    let outcome = |step: Step| match step {
+        Step::Refused(problems) => (None, problems),
+        Step::Read { name, dir, source } => {
+            let mut problems = Vec::new();
+            let skill = read_skill(name, dir, source, &mut problems);
+            (skill, problems)
+        }
+    };
+    // A pool that cannot be started (no threads left to this process)
+    // costs the scan its speed, never its answer.
+    let pool = match how {
+        Parallelism::Threads(n) if n > 1 => rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .thread_name(|i| format!("scan-{i}"))
+            .build()
+            .ok(),
+        _ => None,
+    };
+    let outcomes: Vec<(Option<Skill>, Vec<Problem>)> = match pool {
+        Some(pool) => pool.install(|| steps.into_par_iter().map(outcome).collect()),
+        None => steps.into_iter().map(outcome).collect(),
+    };
+    let mut skills = Vec::with_capacity(outcomes.len());
+    for (skill, problems) in outcomes {
+        s.problems.extend(problems);
+        skills.extend(skill);
+    }
+    // Names are unique here (DISC-005), so the order is total (DISC-015).
     skills.sort_by(|a, b| a.name.cmp(&b.name));
     Catalog {
         roots: s.roots,
