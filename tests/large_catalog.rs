@@ -175,9 +175,12 @@ fn a_cursor_from_another_snapshot_is_refused_with_a_message_to_list_again() {
 #[test]
 fn a_manifest_too_large_for_one_answer_is_paged() {
     let root = tempfile::tempdir().unwrap();
-    skill(root.path(), "many");
-    for i in 0..3000 {
-        std::fs::write(root.path().join(format!("many/file-{i:05}.txt")), "x").unwrap();
+    // Two skills whose manifests page alike: a filesCursor belongs to one.
+    for name in ["many", "twin"] {
+        skill(root.path(), name);
+        for i in 0..3000 {
+            std::fs::write(root.path().join(format!("{name}/file-{i:05}.txt")), "x").unwrap();
+        }
     }
     let dir = root.path().to_str().unwrap().to_owned();
     let mut s = Session::start(Path::new(BIN), &[("SKILLS_DIR", &dir)]);
@@ -201,6 +204,20 @@ fn a_manifest_too_large_for_one_answer_is_paged() {
             None => break,
         }
     }
+    let first = s.tool("skill_load", json!({"name": "many"}));
+    let c = first["filesCursor"].as_str().unwrap().to_owned();
+    let r = s.request(
+        "tools/call",
+        json!({"name": "skill_load", "arguments": {"name": "twin", "filesCursor": c}}),
+    );
+    assert_eq!(r["result"]["isError"], true, "{r}");
+    assert!(
+        r["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("another listing"),
+        "{r}"
+    );
     assert_eq!(paths.len(), 3001);
     paths.sort();
     paths.dedup();

@@ -154,7 +154,7 @@ impl Snapshot {
         let starts = self.page_starts(&order, args.limit);
         let start = match args.cursor.as_deref() {
             None => 0,
-            Some(c) => self.read_cursor(c, key, &starts)?,
+            Some(c) => self.read_cursor(c, key, &starts, &SKILL_LIST)?,
         };
         let end = starts
             .iter()
@@ -172,7 +172,7 @@ impl Snapshot {
         page.total = Some(n_skills);
         page.problems_total = Some(self.problems.len());
         let all = n_skills + self.problems.len();
-        page.next_cursor = (end < all).then(|| format!("{}.{key:016x}.{end}", self.generation));
+        page.next_cursor = (end < all).then(|| self.cursor_at(key, end));
         page.note = Some(self.page_note(&page, start, end, n_skills, args));
         Ok(page)
     }
@@ -190,30 +190,25 @@ impl Snapshot {
             .iter()
             .map(|&i| entries.skill_sizes[i])
             .chain(entries.problem_sizes.iter().copied());
-        let mut starts = vec![0];
-        let (mut used, mut count, mut skills_in_page) = (0usize, 0usize, 0usize);
-        for (i, size) in sizes.enumerate() {
-            let is_skill = i < order.len();
-            let full =
-                count > 0 && (used + size + 1 > room || (is_skill && skills_in_page >= limit));
-            if full {
-                starts.push(i);
-                (used, count, skills_in_page) = (0, 0, 0);
-            }
-            used += size + 1;
-            count += 1;
-            skills_in_page += usize::from(is_skill);
-        }
-        starts
+        cut(sizes, room, |i| i < order.len(), limit)
     }
 
-    /// The offset a cursor stands for (LIST-008): only a cursor this
-    /// snapshot handed out for this query and limit.
-    fn read_cursor(&self, c: &str, key: u64, starts: &[usize]) -> Result<usize, String> {
+    /// The offset a cursor stands for (LIST-008): only one this snapshot
+    /// handed out for this listing (`key`) and at one of its page starts.
+    fn read_cursor(
+        &self,
+        c: &str,
+        key: u64,
+        starts: &[usize],
+        kind: &Paged,
+    ) -> Result<usize, String> {
         let bad = || {
             format!(
-                "invalid cursor {}: it is not one skill_list handed out; pass back the nextCursor of the previous page",
-                excerpt(c)
+                "invalid {} {}: it is not one {} handed out; pass back the {} of the previous answer",
+                kind.arg,
+                excerpt(c),
+                kind.tool,
+                kind.given
             )
         };
         let mut parts = c.splitn(3, '.');
@@ -223,21 +218,26 @@ impl Snapshot {
         let generation: u64 = g.parse().map_err(|_| bad())?;
         if generation != self.generation {
             return Err(format!(
-                "this cursor is from another scan of the catalog (generation {generation}; it is {} now), which has changed since: call skill_list again without a cursor",
-                self.generation
+                "this {} is from another scan of the catalog (generation {generation}; it is {} now), which has changed since: call {} again without a {}",
+                kind.arg, self.generation, kind.tool, kind.arg
             ));
         }
         if u64::from_str_radix(k, 16).ok() != Some(key) || k.len() != 16 {
-            return Err(
-                "this cursor belongs to another listing: pass the same query and limit as the call that handed it out, or start again without a cursor"
-                    .into(),
-            );
+            return Err(format!(
+                "this {} belongs to another listing: {}, or start again without a {}",
+                kind.arg, kind.same, kind.arg
+            ));
         }
         let offset: usize = o.parse().map_err(|_| bad())?;
         if offset == 0 || o != offset.to_string() || !starts.contains(&offset) {
             return Err(bad());
         }
         Ok(offset)
+    }
+
+    /// The cursor of the page that starts at `offset` of listing `key`.
+    fn cursor_at(&self, key: u64, offset: usize) -> String {
+        format!("{}.{key:016x}.{offset}", self.generation)
     }
 
     fn page_note(
@@ -302,8 +302,8 @@ impl Snapshot {
         files: Vec<FileSummary>,
         cursor: Option<&str>,
     ) -> Result<FilesPage, String> {
-        let sizes: Vec<usize> = files.iter().map(|f| json_len(f) + 1).collect();
-        let whole: usize = sizes.iter().sum();
+        let sizes: Vec<usize> = files.iter().map(json_len).collect();
+        let whole: usize = sizes.iter().map(|s| s + 1).sum();
         if cursor.is_none() && whole + PAGE_SLACK <= self.budget {
             return Ok(FilesPage {
                 files,
@@ -312,40 +312,21 @@ impl Snapshot {
                 note: None,
             });
         }
-        let room = self.budget.saturating_sub(PAGE_SLACK);
-        let mut starts = vec![0];
-        let mut used = 0;
-        for (i, s) in sizes.iter().enumerate() {
-            if used > 0 && used + s > room {
-                starts.push(i);
-                used = 0;
-            }
-            used += s;
-        }
+        let starts = cut(
+            sizes.into_iter(),
+            self.budget.saturating_sub(PAGE_SLACK),
+            |_| false,
+            usize::MAX,
+        );
+        // A filesCursor belongs to its skill's manifest.
+        let key = {
+            let mut h = DefaultHasher::new();
+            ("files", name).hash(&mut h);
+            h.finish()
+        };
         let start = match cursor {
             None => 0,
-            Some(c) => {
-                let want = format!("{}.files.", self.generation);
-                let offset = c
-                    .strip_prefix(&want)
-                    .and_then(|o| o.parse::<usize>().ok().filter(|n| n.to_string() == o))
-                    .filter(|n| *n > 0 && starts.contains(n));
-                match offset {
-                    Some(o) => o,
-                    None if c.split('.').next() != Some(&self.generation.to_string()) => {
-                        return Err(format!(
-                            "this filesCursor is from another scan of the catalog (it is generation {} now): call skill_load again without it",
-                            self.generation
-                        ));
-                    }
-                    None => {
-                        return Err(format!(
-                            "invalid filesCursor {}: pass back the filesCursor of the previous answer",
-                            excerpt(c)
-                        ));
-                    }
-                }
-            }
+            Some(c) => self.read_cursor(c, key, &starts, &SKILL_LOAD)?,
         };
         let end = starts
             .iter()
@@ -353,7 +334,7 @@ impl Snapshot {
             .find(|&s| s > start)
             .unwrap_or(files.len());
         let total = files.len();
-        let next = (end < total).then(|| format!("{}.files.{end}", self.generation));
+        let next = (end < total).then(|| self.cursor_at(key, end));
         let note = format!(
             "The manifest of {name:?} lists {total} files, too many for one answer; these are files {} to {end}.{}",
             start + 1,
@@ -379,6 +360,56 @@ pub struct FilesPage {
     pub total: Option<usize>,
     pub cursor: Option<String>,
     pub note: Option<String>,
+}
+
+/// What a paged answer's cursor is called, in its refusals.
+struct Paged {
+    tool: &'static str,
+    /// The argument that takes the cursor.
+    arg: &'static str,
+    /// The field that hands it out.
+    given: &'static str,
+    /// What a cursor of another listing should have been called with.
+    same: &'static str,
+}
+
+const SKILL_LIST: Paged = Paged {
+    tool: "skill_list",
+    arg: "cursor",
+    given: "nextCursor",
+    same: "pass the same query and limit as the call that handed it out",
+};
+
+const SKILL_LOAD: Paged = Paged {
+    tool: "skill_load",
+    arg: "filesCursor",
+    given: "filesCursor",
+    same: "pass it with the name of the skill whose manifest it pages",
+};
+
+/// Where each page of items of these JSON `sizes` starts: greedy, each
+/// page as full as `room` allows (an item costs its size and a comma) and
+/// holding at most `limit` of the items `limited` picks, never empty — an
+/// item larger than `room` is a page of its own.
+fn cut(
+    sizes: impl Iterator<Item = usize>,
+    room: usize,
+    limited: impl Fn(usize) -> bool,
+    limit: usize,
+) -> Vec<usize> {
+    let mut starts = vec![0];
+    let (mut used, mut count, mut in_limit) = (0usize, 0usize, 0usize);
+    for (i, size) in sizes.enumerate() {
+        let counts = limited(i);
+        if count > 0 && (used + size + 1 > room || (counts && in_limit >= limit)) {
+            starts.push(i);
+            (used, count, in_limit) = (0, 0, 0);
+        }
+        used += size + 1;
+        count += 1;
+        in_limit += usize::from(counts);
+    }
+    starts
 }
 
 /// What a cursor is bound to: the query (as its words) and the limit.
