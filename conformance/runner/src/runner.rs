@@ -363,6 +363,14 @@ fn drive(
             n
         }
     };
+    // A request's params as this mode sends them.
+    let in_mode = |params: &Option<Value>| {
+        if mode == Mode::Stateless {
+            Some(with_stateless_meta(params.as_ref()))
+        } else {
+            params.clone()
+        }
+    };
     for (i, step) in case.steps.iter().enumerate() {
         if core && step.core == CoreStep::Skip {
             continue;
@@ -380,11 +388,7 @@ fn drive(
         let at = |m: String, sent: Option<String>| fail(Some(i), Some(case), m, sent);
         match &step.kind {
             StepKind::Request { method, params } => {
-                let mut params = if mode == Mode::Stateless {
-                    Some(with_stateless_meta(params.as_ref()))
-                } else {
-                    params.clone()
-                };
+                let mut params = in_mode(params);
                 let token = format!("conformance-progress-{i}");
                 if step.progress == Some(Progress::Ask) {
                     params = Some(with_progress_token(params.as_ref(), &token));
@@ -433,11 +437,7 @@ fn drive(
                 after_ms,
                 quiet_ms,
             } => {
-                let params = if mode == Mode::Stateless {
-                    Some(with_stateless_meta(params.as_ref()))
-                } else {
-                    params.clone()
-                };
+                let params = in_mode(params);
                 let (id, sent) = server
                     .send_request(method, params.as_ref())
                     .map_err(|m| at(m, None))?;
@@ -486,11 +486,7 @@ fn drive(
                 let mut ids = Vec::new();
                 let mut sent_all = Vec::new();
                 for (method, params) in requests {
-                    let params = if mode == Mode::Stateless {
-                        Some(with_stateless_meta(params.as_ref()))
-                    } else {
-                        params.clone()
-                    };
+                    let params = in_mode(params);
                     let (id, sent) = server
                         .send_request(method, params.as_ref())
                         .map_err(|m| at(m, None))?;
