@@ -389,16 +389,6 @@ pub struct Watch<C> {
     pub progress: Option<tokio::sync::mpsc::UnboundedSender<Tick>>,
 }
 
-impl Watch<std::future::Pending<()>> {
-    /// Nobody cancels and nobody asked for progress.
-    pub fn none() -> Self {
-        Watch {
-            cancelled: std::future::pending(),
-            progress: None,
-        }
-    }
-}
-
 /// The one-at-a-time lock (RUN-011): a second run is refused at once as
 /// busy, never queued, so a waiting caller's budget is never spent waiting.
 pub struct RunLock {
