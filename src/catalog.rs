@@ -11,6 +11,7 @@ use std::collections::{HashMap, HashSet};
 use std::ffi::OsStr;
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use rayon::iter::{IntoParallelIterator, ParallelIterator};
 
@@ -32,11 +33,91 @@ pub const SKILL_MD: &str = "SKILL.md";
 /// lines, and the largest body served.
 pub const MAX_SKILL_MD_BYTES: usize = MAX_FRONTMATTER_BYTES + 16 + MAX_BODY_BYTES;
 
-/// One bundled file: its skill-relative path and size in bytes.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FileEntry {
-    pub path: Box<str>,
+/// One bundled file: its skill-relative path and size in bytes, borrowed
+/// from its skill's [`Files`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileEntry<'a> {
+    pub path: &'a str,
     pub size: u64,
+}
+
+/// A skill's manifest, held compactly: every path in one shared buffer,
+/// cut by end offsets, beside the sizes. A skill may bundle 10,000 files,
+/// and 10,000 skills are served at once, so one owned string a file (its
+/// allocation and its header) would be most of the catalog's memory.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct Files {
+    /// Every path, one after another, sorted by path bytes.
+    paths: Box<str>,
+    /// Where each path ends in `paths`.
+    ends: Box<[u32]>,
+    sizes: Box<[u64]>,
+}
+
+impl Files {
+    /// The manifest of `(path, size)` pairs, sorted here by path bytes. No
+    /// skill's paths come near 4 GiB (MAX_FILES_PER_SKILL files of at most
+    /// a path's length each), so the offsets fit `u32`.
+    pub fn new(mut files: Vec<(String, u64)>) -> Files {
+        files.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+        let mut paths = String::with_capacity(files.iter().map(|f| f.0.len()).sum());
+        let mut ends = Vec::with_capacity(files.len());
+        let mut sizes = Vec::with_capacity(files.len());
+        for (path, size) in files {
+            paths.push_str(&path);
+            ends.push(u32::try_from(paths.len()).unwrap_or(u32::MAX));
+            sizes.push(size);
+        }
+        Files {
+            paths: paths.into_boxed_str(),
+            ends: ends.into_boxed_slice(),
+            sizes: sizes.into_boxed_slice(),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// The `i`th file in path order.
+    pub fn get(&self, i: usize) -> Option<FileEntry<'_>> {
+        (i < self.len()).then(|| self.entry(i))
+    }
+
+    /// The `i`th file, for `i` below `len()`.
+    fn entry(&self, i: usize) -> FileEntry<'_> {
+        let end = self.ends.get(i).map_or(0, |&e| e as usize);
+        let start = match i {
+            0 => 0,
+            _ => self.ends.get(i - 1).map_or(0, |&e| e as usize),
+        };
+        FileEntry {
+            path: self.paths.get(start..end).unwrap_or(""),
+            size: self.sizes.get(i).copied().unwrap_or(0),
+        }
+    }
+
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = FileEntry<'_>> + Clone + '_ {
+        (0..self.len()).map(move |i| self.entry(i))
+    }
+
+    /// The position of `path`, found by bisection (the paths are sorted).
+    pub fn position(&self, path: &str) -> Option<usize> {
+        let (mut lo, mut hi) = (0, self.len());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            match self.entry(mid).path.as_bytes().cmp(path.as_bytes()) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return Some(mid),
+            }
+        }
+        None
+    }
 }
 
 /// A served skill.
@@ -46,15 +127,16 @@ pub struct Skill {
     pub name: String,
     /// Its real (canonical) directory: the base of every fence check.
     pub dir: PathBuf,
-    /// The configured root it was found under, as `roots` reports it.
-    pub source: String,
+    /// The configured root it was found under, as `roots` reports it;
+    /// shared by every skill of that root.
+    pub source: Arc<str>,
     pub description: Option<String>,
     pub when_to_use: Option<String>,
     /// The frontmatter's own `name`, when it has one (reported when it
     /// differs; SEP-2640 needs it equal to the directory name).
     pub frontmatter_name: Option<String>,
     /// Every bundled file, sorted by path bytes; SKILL.md included.
-    pub files: Vec<FileEntry>,
+    pub files: Files,
     pub bytes: u64,
     pub declaration: Declaration,
     /// Declared scripts that are not a regular file inside the skill, with
@@ -149,7 +231,7 @@ enum Step {
     Read {
         name: String,
         dir: PathBuf,
-        source: String,
+        source: Arc<str>,
     },
 }
 
@@ -180,6 +262,7 @@ pub fn scan_with(config: &Config, how: Parallelism) -> Catalog {
         by_name.entry(name.clone()).or_default().push(i);
         order.push(name);
     }
+    let sources: Vec<Arc<str>> = s.roots.iter().map(|r| Arc::from(r.as_str())).collect();
     let mut steps = Vec::new();
     let mut done = HashSet::new();
     for name in order {
@@ -213,9 +296,16 @@ pub fn scan_with(config: &Config, how: Parallelism) -> Catalog {
         steps.push(Step::Read {
             name,
             dir: c.real.clone(),
-            source: s.roots[c.root].clone(),
+            source: Arc::clone(&sources[c.root]),
         });
     }
+
+    // What found the candidates is not needed to read them: give it back
+    // before the reads allocate the catalog (it is a path or three a skill).
+    drop(by_name);
+    drop(done);
+    s.candidates = Vec::new();
+    s.seen = HashSet::new();
 
     // Each step's outcome on its own; rayon's indexed collect puts them
     // back in step order whichever thread finished first.
@@ -241,13 +331,18 @@ pub fn scan_with(config: &Config, how: Parallelism) -> Catalog {
         Some(pool) => pool.install(|| steps.into_par_iter().map(outcome).collect()),
         None => steps.into_iter().map(outcome).collect(),
     };
-    let mut skills = Vec::with_capacity(outcomes.len());
-    for (skill, problems) in outcomes {
-        s.problems.extend(problems);
-        skills.extend(skill);
-    }
+    // Collected in place, so the outcomes' buffer becomes the skills' one
+    // rather than both being held at once at the end of the scan.
+    let mut skills: Vec<Skill> = outcomes
+        .into_iter()
+        .filter_map(|(skill, problems)| {
+            s.problems.extend(problems);
+            skill
+        })
+        .collect();
+    skills.shrink_to_fit();
     // Names are unique here (DISC-005), so the order is total (DISC-015).
-    skills.sort_by(|a, b| a.name.cmp(&b.name));
+    skills.sort_unstable_by(|a, b| a.name.cmp(&b.name));
     Catalog {
         roots: s.roots,
         roots_from: config.roots_from,
@@ -485,7 +580,7 @@ pub fn read_skill_md(dir: &Path) -> Result<SkillMd, (Reason, String)> {
 fn read_skill(
     name: String,
     dir: PathBuf,
-    source: String,
+    source: Arc<str>,
     problems: &mut Vec<Problem>,
 ) -> Option<Skill> {
     let md_path = show(&dir.join(SKILL_MD));
@@ -531,7 +626,11 @@ fn read_skill(
         );
     }
     let (fields, notes) = Fields::read(&fm);
-    let (declaration, decl_notes) = declaration::read(&fm);
+    let (mut declaration, decl_notes) = declaration::read(&fm);
+    // The `env` proposals are checked (their notes are above) but no door
+    // serves them: a run hands over what `run[].env` and the grant name.
+    // The catalog keeps only what it serves, for 10,000 skills at once.
+    declaration.env = Vec::new();
     for n in notes.into_iter().chain(decl_notes) {
         problems.push(Problem::new(&md_path, Reason::Declaration, n.message).at(n.line, n.column));
     }
@@ -599,7 +698,7 @@ fn read_skill(
 /// leading out is reported; a symlink to a directory inside the skill is
 /// not descended (its files are listed under their real paths already); a
 /// name the read tools would refuse is reported, never listed.
-fn walk(skill: &Path, problems: &mut Vec<Problem>) -> Vec<FileEntry> {
+fn walk(skill: &Path, problems: &mut Vec<Problem>) -> Files {
     let mut files = Vec::new();
     let mut queue = std::collections::VecDeque::from([(skill.to_path_buf(), String::new())]);
     let mut dirs = 0usize;
@@ -644,7 +743,7 @@ fn walk(skill: &Path, problems: &mut Vec<Problem>) -> Vec<FileEntry> {
                         Reason::FileLimit,
                         format!("more than {MAX_DIRS_PER_SKILL} directories; the manifest lists the {} files found before that and the rest of the bundle is not walked", files.len()),
                     ));
-                    return sorted(files);
+                    return Files::new(files);
                 }
                 queue.push_back((full, rel));
                 continue;
@@ -693,20 +792,12 @@ fn walk(skill: &Path, problems: &mut Vec<Problem>) -> Vec<FileEntry> {
                     Reason::FileLimit,
                     format!("more than {MAX_FILES_PER_SKILL} files; the manifest lists the first {MAX_FILES_PER_SKILL} and the rest of the bundle is not walked"),
                 ));
-                return sorted(files);
+                return Files::new(files);
             }
-            files.push(FileEntry {
-                path: rel.into_boxed_str(),
-                size,
-            });
+            files.push((rel, size));
         }
     }
-    sorted(files)
-}
-
-fn sorted(mut files: Vec<FileEntry>) -> Vec<FileEntry> {
-    files.sort_by(|a, b| a.path.as_bytes().cmp(b.path.as_bytes()));
-    files
+    Files::new(files)
 }
 
 #[cfg(test)]
@@ -838,7 +929,7 @@ mod tests {
         let c = scan_of(&root);
         let names: Vec<&str> = c.skills.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, ["a"]);
-        let files: Vec<&str> = c.skills[0].files.iter().map(|f| &*f.path).collect();
+        let files: Vec<&str> = c.skills[0].files.iter().map(|f| f.path).collect();
         assert!(!files.contains(&"leak.txt"), "{files:?}");
         assert!(files.contains(&"alias.txt"), "{files:?}");
         let got: Vec<(Reason, bool)> = c
@@ -943,7 +1034,7 @@ mod tests {
         assert_eq!(c.problems.len(), 1);
         assert_eq!(c.problems[0].reason, Reason::FileLimit);
         assert!(c.problems[0].detail.contains("directories"));
-        assert!(!c.skills[0].files.iter().any(|f| &*f.path == "zz/late.md"));
+        assert!(!c.skills[0].files.iter().any(|f| f.path == "zz/late.md"));
     }
 
     #[test]

@@ -91,11 +91,26 @@ pub fn read(fm: &Frontmatter) -> (Declaration, Vec<Note>) {
         positions: &fm.positions,
         notes: Vec::new(),
     };
-    let decl = match fm.map.get(BLOCK_KEY) {
+    let mut decl = match fm.map.get(BLOCK_KEY) {
         None => Declaration::default(),
         Some(block) => r.block(block).unwrap_or_default(),
     };
+    decl.shrink();
     (decl, r.notes)
+}
+
+impl Declaration {
+    /// Gives back what the lists grew by while being read: the catalog
+    /// keeps every skill's declaration for as long as it serves, and 10,000
+    /// skills are served at once.
+    fn shrink(&mut self) {
+        for entry in &mut self.run {
+            entry.env.shrink_to_fit();
+        }
+        self.run.shrink_to_fit();
+        self.env.shrink_to_fit();
+        self.egress.shrink_to_fit();
+    }
 }
 
 struct Reader<'a> {

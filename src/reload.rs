@@ -65,7 +65,7 @@ fn resources_fingerprint(s: &Snapshot) -> u64 {
             &skill.frontmatter_name,
         )
             .hash(&mut h);
-        for f in &skill.files {
+        for f in skill.files.iter() {
             (&f.path, f.size).hash(&mut h);
         }
         format!("{:?}{:?}", skill.declaration, skill.missing_scripts).hash(&mut h);

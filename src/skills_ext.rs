@@ -23,6 +23,7 @@ use sha2::{Digest, Sha256};
 
 use crate::catalog::{self, Catalog, Skill};
 use crate::fence;
+use crate::limits::MAX_DIGESTS_KEPT;
 use crate::problem::{Problem, Reason};
 use crate::uri;
 
@@ -33,13 +34,17 @@ struct Stamp {
     mtime_ns: i128,
 }
 
+/// A kept digest: the SHA-256 and the stamp it was taken at.
+type Kept = (Stamp, [u8; 32]);
+
 /// The extension's view of one snapshot's catalog.
 #[derive(Debug, Default)]
 pub struct SkillsView {
     /// Indices into `catalog.skills` of the skills this surface serves.
     served: Vec<usize>,
-    /// `(skill index, file index)` → digest, with the stamp it was taken at.
-    digests: Mutex<HashMap<(usize, usize), (Stamp, String)>>,
+    /// `(skill index, file index)` → SHA-256, with the stamp it was taken
+    /// at; at most MAX_DIGESTS_KEPT of them.
+    digests: Mutex<HashMap<(u32, u32), Kept>>,
 }
 
 fn stamp(meta: &std::fs::Metadata) -> Stamp {
@@ -52,6 +57,26 @@ fn stamp(meta: &std::fs::Metadata) -> Stamp {
         size: meta.len(),
         mtime_ns,
     }
+}
+
+/// A digest's key: the skill's and the file's index, which fit 32 bits
+/// each (MAX_FILES_PER_SKILL; a catalog is far from 4 billion skills).
+fn digest_key(si: usize, fi: usize) -> (u32, u32) {
+    (
+        u32::try_from(si).unwrap_or(u32::MAX),
+        u32::try_from(fi).unwrap_or(u32::MAX),
+    )
+}
+
+/// A digest as the extension writes it: `sha256:` and 64 hex digits.
+fn shown(sum: &[u8; 32]) -> String {
+    use std::fmt::Write;
+    let mut s = String::with_capacity(7 + 64);
+    s.push_str("sha256:");
+    for b in sum {
+        let _ = write!(s, "{b:02x}");
+    }
+    s
 }
 
 /// The SKILL.md URI of a skill.
@@ -130,14 +155,19 @@ impl SkillsView {
         stop: &AtomicBool,
     ) -> Result<(u64, String), String> {
         let skill = &catalog.skills[si];
-        let path = &skill.files[fi].path;
+        let path = skill
+            .files
+            .get(fi)
+            .ok_or("no such file in this snapshot")?
+            .path;
         let opened = fence::open(&skill.dir, path).map_err(|e| e.to_string())?;
         let now = stamp(&opened.meta);
+        let key = digest_key(si, fi);
         if let Ok(cache) = self.digests.lock()
-            && let Some((s, d)) = cache.get(&(si, fi))
+            && let Some((s, d)) = cache.get(&key)
             && *s == now
         {
-            return Ok((now.size, d.clone()));
+            return Ok((now.size, shown(d)));
         }
         let mut hasher = Sha256::new();
         let mut file = opened.file;
@@ -156,25 +186,23 @@ impl SkillsView {
             size += n as u64;
             hasher.update(&buf[..n]);
         }
-        let hex: String = hasher
-            .finalize()
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect();
-        let digest = format!("sha256:{hex}");
+        let sum: [u8; 32] = hasher.finalize().into();
         if let Ok(mut cache) = self.digests.lock() {
+            if cache.len() >= MAX_DIGESTS_KEPT {
+                cache.clear();
+            }
             cache.insert(
-                (si, fi),
+                key,
                 (
                     Stamp {
                         size,
                         mtime_ns: now.mtime_ns,
                     },
-                    digest.clone(),
+                    sum,
                 ),
             );
         }
-        Ok((size, digest))
+        Ok((size, shown(&sum)))
     }
 
     /// For `resources/read`: when a digest was handed out for this file and
@@ -191,16 +219,14 @@ impl SkillsView {
             .skills
             .binary_search_by(|s| s.name.as_str().cmp(skill_name))
             .ok()?;
-        let fi = catalog.skills[si]
-            .files
-            .iter()
-            .position(|f| &*f.path == path)?;
+        let fi = catalog.skills[si].files.position(path)?;
         let mut cache = self.digests.lock().ok()?;
-        let (s, _) = cache.get(&(si, fi))?;
+        let key = digest_key(si, fi);
+        let (s, _) = cache.get(&key)?;
         if *s == stamp(meta) {
             return None;
         }
-        cache.remove(&(si, fi));
+        cache.remove(&key);
         Some("This file changed after its digest was given by skills/list or skills/get; call skills/get again for a fresh one.".into())
     }
 }

@@ -71,11 +71,11 @@ pub fn resources_page(
         .take(end - start)
         .map(|(skill, f)| {
             Resource::new(
-                uri::for_file(&skill.name, &f.path),
+                uri::for_file(&skill.name, f.path),
                 format!("{}/{}", skill.name, f.path),
             )
             .with_title(format!("{}: {}", skill.name, f.path))
-            .with_mime_type(bundle::media_type(&f.path))
+            .with_mime_type(bundle::media_type(f.path))
             .with_size(f.size)
         })
         .collect();

@@ -84,7 +84,7 @@ fn entry(snap: &Snapshot, si: usize, stop: &AtomicBool) -> Result<SkxSkill, McpE
                 )
             })?;
         files.push(SkillResource::new(
-            uri::for_file(&skill.name, &f.path),
+            uri::for_file(&skill.name, f.path),
             digest,
             size,
         ));
@@ -191,15 +191,15 @@ pub fn directory(snap: &Snapshot, uri_text: &str) -> Result<ReadResourceDirector
     let mut children: Vec<Resource> = Vec::new();
     let mut seen_dirs: Vec<String> = Vec::new();
     let mut any = false;
-    for f in &skill.files {
+    for f in skill.files.iter() {
         let Some(rest) = f.path.strip_prefix(prefix.as_str()) else {
             continue;
         };
         any = true;
         match rest.split_once('/') {
             None => children.push(
-                Resource::new(uri::for_file(&skill.name, &f.path), rest)
-                    .with_mime_type(bundle::media_type(&f.path))
+                Resource::new(uri::for_file(&skill.name, f.path), rest)
+                    .with_mime_type(bundle::media_type(f.path))
                     .with_size(f.size),
             ),
             Some((sub, _)) if !seen_dirs.iter().any(|d| d == sub) => {

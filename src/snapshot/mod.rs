@@ -31,8 +31,6 @@ pub struct Snapshot {
     pub catalog: Catalog,
     pub grant: Grant,
     pub interpreters: Interpreters,
-    /// What of each skill may run, parallel to `catalog.skills`.
-    pub scripts: Vec<Scripts>,
     /// The catalog's problems, then the grant's, then the Skills extension's.
     pub problems: Vec<Problem>,
     /// The MCP Skills extension's view of the catalog (SEP-2640).
@@ -62,11 +60,6 @@ impl Snapshot {
         let catalog = catalog::scan(&config);
         let grant = Grant::from_config(&config);
         let interpreters = Interpreters::resolve(config.var("PATH"));
-        let scripts = catalog
-            .skills
-            .iter()
-            .map(|s| grant::scripts(s, &grant, &interpreters))
-            .collect();
         let mut problems = catalog.problems.clone();
         problems.extend(grant.problems(&catalog));
         let (skills_view, view_problems) = SkillsView::boot(&catalog);
@@ -86,7 +79,6 @@ impl Snapshot {
             catalog,
             grant,
             interpreters,
-            scripts,
             problems,
             skills_view,
             generation,
@@ -97,11 +89,19 @@ impl Snapshot {
         }
     }
 
+    /// What of `skill` may run here (GRANT-006, RUN-004). Derived from the
+    /// catalog, the grant and the interpreters on each call rather than
+    /// kept: it is a few lookups, and kept it would be a second copy of
+    /// every declaration.
+    pub fn scripts(&self, skill: &Skill) -> Scripts {
+        grant::scripts(skill, &self.grant, &self.interpreters)
+    }
+
     /// A served skill and what of it may run, by its served name; the
     /// refusal names the skills that do exist (spec LOAD-002). A name
     /// longer than any skill name is refused before any lookup, and no
     /// refusal quotes more than an excerpt of it (HARD-005).
-    pub fn skill(&self, name: &str) -> Result<(&Skill, &Scripts), String> {
+    pub fn skill(&self, name: &str) -> Result<(&Skill, Scripts), String> {
         if name.len() > MAX_SKILL_NAME_BYTES {
             return Err(format!(
                 "no skill named {}: it is {} bytes long, and a skill name is at most {MAX_SKILL_NAME_BYTES} bytes, \
@@ -115,7 +115,10 @@ impl Snapshot {
             .skills
             .binary_search_by(|s| s.name.as_str().cmp(name));
         match found {
-            Ok(i) => Ok((&self.catalog.skills[i], &self.scripts[i])),
+            Ok(i) => {
+                let skill = &self.catalog.skills[i];
+                Ok((skill, self.scripts(skill)))
+            }
             Err(_) if self.catalog.skills.is_empty() => Err(format!(
                 "no skill named {}: this server found no skills at all — call skill_list, whose \"problems\" say why",
                 excerpt(name)
@@ -142,7 +145,7 @@ impl Snapshot {
 
     /// The bundled files from position `start` of the one list of them all
     /// (skills by name, files by path), each with its skill.
-    pub fn files_from(&self, start: usize) -> impl Iterator<Item = (&Skill, &FileEntry)> {
+    pub fn files_from(&self, start: usize) -> impl Iterator<Item = (&Skill, FileEntry<'_>)> {
         let first = self
             .file_offsets
             .partition_point(|&o| o <= start)

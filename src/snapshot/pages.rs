@@ -28,9 +28,6 @@ pub struct Entries {
     problem_sizes: Vec<usize>,
     /// The whole unpaged answer's JSON size.
     full_size: usize,
-    /// Each skill's name, description and when-to-use, lowercased, for
-    /// `query`.
-    haystacks: Vec<[String; 3]>,
 }
 
 fn json_len<T: serde::Serialize>(v: &T) -> usize {
@@ -46,17 +43,32 @@ fn words(s: &str) -> Vec<String> {
         .collect()
 }
 
+/// True when `word` (lowercased) occurs in `field` once `field` is
+/// lowercased. No lowercased copy of every skill's text is kept for this:
+/// an ASCII field (nearly all of them) is searched ignoring ASCII case
+/// with no allocation, which is the same answer, since lowercasing ASCII
+/// yields ASCII and a word with other characters then cannot occur in it.
+fn occurs(field: &str, word: &str) -> bool {
+    if field.is_ascii() {
+        let (f, w) = (field.as_bytes(), word.as_bytes());
+        w.is_empty() || f.windows(w.len()).any(|win| win.eq_ignore_ascii_case(w))
+    } else {
+        field.to_lowercase().contains(word)
+    }
+}
+
 /// How well a skill matches (LIST-006): each query word found in the
-/// name scores 4, in the description 2, in when-to-use 1 (a word found as
-/// part of a longer word counts: `pdf` finds `pdfs`). Zero is no match.
-fn score(query: &[String], hay: &[String; 3]) -> u32 {
+/// name scores 4, in the description 2, in when-to-use 1, case aside (a
+/// word found as part of a longer word counts: `pdf` finds `pdfs`). Zero
+/// is no match.
+fn score(query: &[String], fields: [&str; 3]) -> u32 {
     query
         .iter()
         .map(|w| {
             [4, 2, 1]
                 .iter()
-                .zip(hay)
-                .filter(|(_, field)| field.contains(w.as_str()))
+                .zip(fields)
+                .filter(|(_, field)| occurs(field, w))
                 .map(|(s, _)| *s)
                 .sum::<u32>()
         })
@@ -78,23 +90,10 @@ impl Snapshot {
                 + skill_sizes.len()
                 + problem_sizes.iter().sum::<usize>()
                 + problem_sizes.len();
-            let haystacks = self
-                .catalog
-                .skills
-                .iter()
-                .map(|s| {
-                    [
-                        s.name.to_lowercase(),
-                        s.description.as_deref().unwrap_or("").to_lowercase(),
-                        s.when_to_use.as_deref().unwrap_or("").to_lowercase(),
-                    ]
-                })
-                .collect();
             Entries {
                 skill_sizes,
                 problem_sizes,
                 full_size,
-                haystacks,
             }
         })
     }
@@ -138,11 +137,19 @@ impl Snapshot {
         let order: Vec<usize> = match &query {
             None => (0..self.catalog.skills.len()).collect(),
             Some(q) => {
-                let mut hits: Vec<(u32, usize)> = entries
-                    .haystacks
+                let mut hits: Vec<(u32, usize)> = self
+                    .catalog
+                    .skills
                     .iter()
                     .enumerate()
-                    .map(|(i, h)| (score(q, h), i))
+                    .map(|(i, s)| {
+                        let fields = [
+                            s.name.as_str(),
+                            s.description.as_deref().unwrap_or(""),
+                            s.when_to_use.as_deref().unwrap_or(""),
+                        ];
+                        (score(q, fields), i)
+                    })
                     .filter(|&(s, _)| s > 0)
                     .collect();
                 // Best first, ties by name (the catalog is in name order).
@@ -427,15 +434,35 @@ mod tests {
     #[test]
     fn words_and_scores_follow_the_rule() {
         assert_eq!(words("PDF, forms—fill!"), ["pdf", "forms", "fill"]);
-        let hay = [
-            "pdf-tools".to_string(),
-            "fill pdf forms".to_string(),
-            "when a form needs filling".to_string(),
-        ];
+        let hay = ["pdf-tools", "Fill PDF forms", "when a form needs filling"];
         // pdf: name 4 + description 2; fill: description 2 + when 1.
-        assert_eq!(score(&words("pdf fill"), &hay), 9);
-        assert_eq!(score(&words("zip"), &hay), 0);
+        assert_eq!(score(&words("pdf fill"), hay), 9);
+        assert_eq!(score(&words("zip"), hay), 0);
         // A word inside a longer word counts.
-        assert_eq!(score(&words("tool"), &hay), 4);
+        assert_eq!(score(&words("tool"), hay), 4);
+    }
+
+    #[test]
+    fn occurs_matches_what_lowercasing_both_would() {
+        // ASCII fields take the path with no allocation; the others are
+        // lowercased. Either way the answer is `lower(field).contains(word)`.
+        for (field, word) in [
+            ("Fill PDF Forms", "pdf"),
+            ("Fill PDF Forms", "forms"),
+            ("Fill PDF Forms", "xls"),
+            ("ÄRGER mit PDF", "ärger"),
+            ("ÄRGER mit PDF", "pdf"),
+            ("Kelvin sign \u{212A}", "k"),
+            ("plain", "é"),
+            ("ΣΊΣΥΦΟΣ", "σίσυφος"),
+            ("", "a"),
+        ] {
+            let word = word.to_lowercase();
+            assert_eq!(
+                occurs(field, &word),
+                field.to_lowercase().contains(word.as_str()),
+                "{field:?} / {word:?}"
+            );
+        }
     }
 }

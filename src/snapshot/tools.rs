@@ -54,12 +54,13 @@ impl Snapshot {
 
     /// The `skill_list` entry of the `i`th skill (in name order).
     pub(super) fn summary(&self, i: usize) -> SkillSummary {
-        let (s, sc) = (&self.catalog.skills[i], &self.scripts[i]);
+        let s = &self.catalog.skills[i];
+        let sc = self.scripts(s);
         SkillSummary {
             name: s.name.clone(),
             description: s.description.clone(),
             when_to_use: s.when_to_use.clone(),
-            source: s.source.clone(),
+            source: s.source.to_string(),
             files: s.files.len(),
             bytes: s.bytes,
             executable: !sc.runnable.is_empty(),
@@ -109,7 +110,7 @@ impl Snapshot {
             name: skill.name.clone(),
             description: skill.description.clone(),
             when_to_use: skill.when_to_use.clone(),
-            source: skill.source.clone(),
+            source: skill.source.to_string(),
             body: body[..cut].to_owned(),
             truncated,
             truncation_note: truncated.then(|| {
@@ -184,7 +185,7 @@ impl Snapshot {
         let (skill, scripts) = self.skill(&args.name)?;
         let plan = run::plan(
             skill,
-            scripts,
+            &scripts,
             &self.interpreters,
             &self.config,
             self.grant.from.as_str(),
