@@ -356,9 +356,13 @@ pub fn scan_with(config: &Config, how: Parallelism) -> Catalog {
 fn sorted_entries(dir: &Path, problems: &mut Vec<Problem>, reason: Reason) -> Vec<fs::DirEntry> {
     match fs::read_dir(dir) {
         Ok(rd) => {
-            let mut v: Vec<_> = rd.filter_map(Result::ok).collect();
-            v.sort_by_key(|e| e.file_name());
-            v
+            // Each name is taken once, not once a comparison.
+            let mut v: Vec<_> = rd
+                .filter_map(Result::ok)
+                .map(|e| (e.file_name(), e))
+                .collect();
+            v.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+            v.into_iter().map(|(_, e)| e).collect()
         }
         Err(e) => {
             problems.push(Problem::new(
@@ -480,7 +484,9 @@ impl Scan {
                 ));
                 continue;
             }
-            if !real.is_dir() || !self.seen.insert(real.clone()) {
+            // A directory entry is a directory by its own type; only what a
+            // symlink leads to needs a stat to tell.
+            if (!ft.is_dir() && !real.is_dir()) || !self.seen.insert(real.clone()) {
                 continue;
             }
             if has_skill_md(&real) {
@@ -641,11 +647,20 @@ fn read_skill(
             format!("frontmatter names it {fm_name:?}, but a skill is served under its DIRECTORY name; serving it as {name:?}"),
         ));
     }
-    let files = walk(&dir, problems);
+    let wanted: Vec<&str> = declaration.run.iter().map(|e| e.script.as_str()).collect();
+    let (files, plain) = walk(&dir, &wanted, problems);
     let missing_scripts = declaration
         .run
         .iter()
-        .filter_map(|entry| {
+        .zip(plain)
+        .filter_map(|(entry, plain)| {
+            // Met by the walk as a regular file with no symlink on the way
+            // (it passed the same string check): resolving it again would
+            // only repeat the stats the walk made. Anything else is
+            // resolved through the fence, with its reasons.
+            if plain {
+                return None;
+            }
             let why = match fence::resolve(&dir, &entry.script) {
                 Ok(_) => return None,
                 Err(FenceError::Escape { .. }) => {
@@ -698,7 +713,12 @@ fn read_skill(
 /// leading out is reported; a symlink to a directory inside the skill is
 /// not descended (its files are listed under their real paths already); a
 /// name the read tools would refuse is reported, never listed.
-fn walk(skill: &Path, problems: &mut Vec<Problem>) -> Files {
+///
+/// Beside the manifest it tells, for each path in `wanted` (the declared
+/// scripts), whether the walk met it as a regular file reached through
+/// real directories only: what the fence's realpath check would find too.
+fn walk(skill: &Path, wanted: &[&str], problems: &mut Vec<Problem>) -> (Files, Vec<bool>) {
+    let mut plain = vec![false; wanted.len()];
     let mut files = Vec::new();
     let mut queue = std::collections::VecDeque::from([(skill.to_path_buf(), String::new())]);
     let mut dirs = 0usize;
@@ -743,7 +763,7 @@ fn walk(skill: &Path, problems: &mut Vec<Problem>) -> Files {
                         Reason::FileLimit,
                         format!("more than {MAX_DIRS_PER_SKILL} directories; the manifest lists the {} files found before that and the rest of the bundle is not walked", files.len()),
                     ));
-                    return Files::new(files);
+                    return (Files::new(files), plain);
                 }
                 queue.push_back((full, rel));
                 continue;
@@ -792,12 +812,17 @@ fn walk(skill: &Path, problems: &mut Vec<Problem>) -> Files {
                     Reason::FileLimit,
                     format!("more than {MAX_FILES_PER_SKILL} files; the manifest lists the first {MAX_FILES_PER_SKILL} and the rest of the bundle is not walked"),
                 ));
-                return Files::new(files);
+                return (Files::new(files), plain);
+            }
+            if ft.is_file()
+                && let Some(k) = wanted.iter().position(|w| *w == rel)
+            {
+                plain[k] = true;
             }
             files.push((rel, size));
         }
     }
-    Files::new(files)
+    (Files::new(files), plain)
 }
 
 #[cfg(test)]
@@ -938,6 +963,47 @@ mod tests {
             .map(|p| (p.reason, p.path.ends_with("a/leak.txt")))
             .collect();
         assert_eq!(got, [(Reason::SymlinkEscape, true)], "{:?}", c.problems);
+    }
+
+    /// The walk settles a declared script it met as a plain file; every
+    /// other script still goes through the fence, which must give the same
+    /// verdict as before the shortcut (DISC-010, DISC-011).
+    #[test]
+    fn declared_scripts_get_the_fence_verdict_whichever_way_they_are_found() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("r");
+        let md = "---\nname: a\ndescription: d\nmcp-host:\n  version: 1\n  run:\n".to_owned()
+            + &[
+                "plain.js",
+                "alias.js",
+                "via/x.js",
+                "out.js",
+                "out-dir/x.js",
+                "dir.js",
+                "gone.js",
+            ]
+            .iter()
+            .map(|s| format!("    - script: {s}\n      interpreter: node\n"))
+            .collect::<String>()
+            + "---\n";
+        write(&root, "a/SKILL.md", &md);
+        write(&root, "a/plain.js", "1");
+        write(&root, "a/real/x.js", "1");
+        write(tmp.path(), "outside/x.js", "1");
+        fs::create_dir_all(root.join("a/dir.js")).unwrap();
+        let link = |to: &Path, at: &str| std::os::unix::fs::symlink(to, root.join(at)).unwrap();
+        link(Path::new("plain.js"), "a/alias.js");
+        link(Path::new("real"), "a/via");
+        link(&tmp.path().join("outside/x.js"), "a/out.js");
+        link(&tmp.path().join("outside"), "a/out-dir");
+        let c = scan_of(&root);
+        let missing: Vec<&str> = c.skills[0]
+            .missing_scripts
+            .iter()
+            .map(|(s, _)| s.as_str())
+            .collect();
+        // plain.js, alias.js and via/x.js run; the rest are reported.
+        assert_eq!(missing, ["out.js", "out-dir/x.js", "dir.js", "gone.js"]);
     }
 
     #[test]
