@@ -15,9 +15,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::{Json, Parameters};
 use rmcp::model::{
-    GetPromptRequestParams, GetPromptResponse, GetSkillRequestParams, GetSkillResult,
-    Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
-    ListSkillsResult, PaginatedRequestParams, ProgressNotificationParam,
+    CallToolResult, ContentBlock, GetPromptRequestParams, GetPromptResponse, GetSkillRequestParams,
+    GetSkillResult, Implementation, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListSkillsResult, PaginatedRequestParams, ProgressNotificationParam,
     ReadResourceDirectoryRequestParams, ReadResourceDirectoryResult, ReadResourceRequestParams,
     ReadResourceResponse, ResourceTemplate, ServerCapabilities, ServerConfig,
 };
@@ -28,7 +28,7 @@ use crate::echo::Args;
 use crate::reload::Live;
 use crate::run::{RunLock, Watch};
 use crate::shapes::*;
-use crate::snapshot::Snapshot;
+use crate::snapshot::{Serialized, Snapshot};
 
 /// The rmcp server: the tool router over the live snapshot.
 #[derive(Clone)]
@@ -76,6 +76,15 @@ fn plain_schemas(mut router: ToolRouter<SkillServer>) -> ToolRouter<SkillServer>
     router
 }
 
+/// A tool result made from an answer serialized beforehand: its text and
+/// its structured content, exactly as `CallToolResult::structured` would
+/// make them from the value, without serializing it again.
+fn structured(answer: &Serialized) -> CallToolResult {
+    let mut result = CallToolResult::success(vec![ContentBlock::text(answer.text.clone())]);
+    result.structured_content = Some(answer.value.clone());
+    result
+}
+
 #[tool_router]
 impl SkillServer {
     /// List every Agent Skill this server found: name, description, when to use it, how many files it
@@ -85,6 +94,7 @@ impl SkillServer {
     /// you need) to find skills directly, or "cursor" (the nextCursor given) to read on.
     #[tool(
         name = "skill_list",
+        output_schema = rmcp::handler::server::tool::schema_for_output::<SkillList>(),
         annotations(
             title = "List skills",
             read_only_hint = true,
@@ -96,11 +106,19 @@ impl SkillServer {
     async fn skill_list(
         &self,
         Parameters(Args(args)): Parameters<Args<ListArgs>>,
-    ) -> Result<Json<SkillList>, String> {
+    ) -> Result<CallToolResult, String> {
         let served = self.live.current();
+        let refused = self.live.refused();
+        let bare = args.query.is_none() && args.cursor.is_none() && args.limit.is_none();
+        if bare && refused.is_none() {
+            // Made once per snapshot; the same bytes every time (issue 20 §4).
+            return Ok(structured(served.first_list()?));
+        }
         let mut list = served.list_page(&args)?;
-        list.reload_refused = self.live.refused();
-        Ok(Json(list))
+        list.reload_refused = refused;
+        let value = serde_json::to_value(list)
+            .map_err(|e| format!("the answer could not be serialized: {e}"))?;
+        Ok(CallToolResult::structured(value))
     }
 
     /// Load one skill's SKILL.md instructions verbatim, plus a manifest of the files it bundles. Referenced

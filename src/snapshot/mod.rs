@@ -12,6 +12,8 @@
 mod pages;
 mod tools;
 
+pub use pages::Serialized;
+
 use std::sync::OnceLock;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -46,6 +48,8 @@ pub struct Snapshot {
     pub budget: usize,
     /// `skill_list`'s entries and their sizes, computed on first use.
     entries: OnceLock<pages::Entries>,
+    /// `skill_list` with no arguments, serialized on first use.
+    first_list: OnceLock<Result<Serialized, String>>,
 }
 
 impl Snapshot {
@@ -86,6 +90,7 @@ impl Snapshot {
             file_offsets,
             budget,
             entries: OnceLock::new(),
+            first_list: OnceLock::new(),
         }
     }
 

@@ -43,39 +43,73 @@ fn words(s: &str) -> Vec<String> {
         .collect()
 }
 
-/// True when `word` (lowercased) occurs in `field` once `field` is
-/// lowercased. No lowercased copy of every skill's text is kept for this:
-/// an ASCII field (nearly all of them) is searched ignoring ASCII case
-/// with no allocation, which is the same answer, since lowercasing ASCII
-/// yields ASCII and a word with other characters then cannot occur in it.
-fn occurs(field: &str, word: &str) -> bool {
+/// `field` lowercased into `buf`, which is reused from field to field so
+/// a query over 10,000 skills allocates next to nothing: no lowercased
+/// copy of every skill's text is kept for `query` (issue 20 §4). An ASCII
+/// field (nearly all of them) is lowercased byte by byte, which is what
+/// Unicode lowercasing does to ASCII.
+fn lowered<'b>(field: &str, buf: &'b mut String) -> &'b str {
+    buf.clear();
     if field.is_ascii() {
-        let (f, w) = (field.as_bytes(), word.as_bytes());
-        w.is_empty() || f.windows(w.len()).any(|win| win.eq_ignore_ascii_case(w))
+        buf.push_str(field);
+        buf.make_ascii_lowercase();
     } else {
-        field.to_lowercase().contains(word)
+        buf.push_str(&field.to_lowercase());
     }
+    buf
 }
 
 /// How well a skill matches (LIST-006): each query word found in the
 /// name scores 4, in the description 2, in when-to-use 1, case aside (a
 /// word found as part of a longer word counts: `pdf` finds `pdfs`). Zero
-/// is no match.
-fn score(query: &[String], fields: [&str; 3]) -> u32 {
-    query
+/// is no match. `buf` is scratch space.
+fn score(query: &[String], fields: [&str; 3], buf: &mut String) -> u32 {
+    [4, 2, 1]
         .iter()
-        .map(|w| {
-            [4, 2, 1]
-                .iter()
-                .zip(fields)
-                .filter(|(_, field)| occurs(field, w))
-                .map(|(s, _)| *s)
-                .sum::<u32>()
+        .zip(fields)
+        .map(|(weight, field)| {
+            let field = lowered(field, buf);
+            weight * query.iter().filter(|w| field.contains(w.as_str())).count() as u32
         })
         .sum()
 }
 
+/// An answer as it goes out: its JSON text and the same JSON as a value
+/// (a tool's `structuredContent`), made together once.
+#[derive(Debug)]
+pub struct Serialized {
+    pub text: String,
+    pub value: serde_json::Value,
+}
+
+impl Serialized {
+    pub fn of<T: serde::Serialize>(answer: &T) -> Result<Serialized, String> {
+        let value = serde_json::to_value(answer)
+            .map_err(|e| format!("the answer could not be serialized: {e}"))?;
+        Ok(Serialized {
+            text: value.to_string(),
+            value,
+        })
+    }
+}
+
 impl Snapshot {
+    /// `skill_list` with no arguments — the answer every host asks for
+    /// first, and again in each new conversation — serialized once per
+    /// snapshot, on first use, and handed out as those bytes from then on
+    /// (issue 20 §4). A reload's snapshot makes its own. Pages asked for
+    /// with a cursor, a query or a limit are made per call: keeping every
+    /// one of them would hold a second copy of the whole catalog's text.
+    pub fn first_list(&self) -> Result<&Serialized, String> {
+        self.first_list
+            .get_or_init(|| {
+                self.list_page(&ListArgs::default())
+                    .and_then(|list| Serialized::of(&list))
+            })
+            .as_ref()
+            .map_err(String::clone)
+    }
+
     /// The entries and their sizes, computed once per snapshot.
     pub fn entries(&self) -> &Entries {
         self.entries.get_or_init(|| {
@@ -137,6 +171,7 @@ impl Snapshot {
         let order: Vec<usize> = match &query {
             None => (0..self.catalog.skills.len()).collect(),
             Some(q) => {
+                let mut buf = String::new();
                 let mut hits: Vec<(u32, usize)> = self
                     .catalog
                     .skills
@@ -148,7 +183,7 @@ impl Snapshot {
                             s.description.as_deref().unwrap_or(""),
                             s.when_to_use.as_deref().unwrap_or(""),
                         ];
-                        (score(q, fields), i)
+                        (score(q, fields, &mut buf), i)
                     })
                     .filter(|&(s, _)| s > 0)
                     .collect();
@@ -435,34 +470,28 @@ mod tests {
     fn words_and_scores_follow_the_rule() {
         assert_eq!(words("PDF, forms—fill!"), ["pdf", "forms", "fill"]);
         let hay = ["pdf-tools", "Fill PDF forms", "when a form needs filling"];
+        let mut buf = String::new();
         // pdf: name 4 + description 2; fill: description 2 + when 1.
-        assert_eq!(score(&words("pdf fill"), hay), 9);
-        assert_eq!(score(&words("zip"), hay), 0);
+        assert_eq!(score(&words("pdf fill"), hay, &mut buf), 9);
+        assert_eq!(score(&words("zip"), hay, &mut buf), 0);
         // A word inside a longer word counts.
-        assert_eq!(score(&words("tool"), hay), 4);
+        assert_eq!(score(&words("tool"), hay, &mut buf), 4);
     }
 
     #[test]
-    fn occurs_matches_what_lowercasing_both_would() {
-        // ASCII fields take the path with no allocation; the others are
-        // lowercased. Either way the answer is `lower(field).contains(word)`.
-        for (field, word) in [
-            ("Fill PDF Forms", "pdf"),
-            ("Fill PDF Forms", "forms"),
-            ("Fill PDF Forms", "xls"),
-            ("ÄRGER mit PDF", "ärger"),
-            ("ÄRGER mit PDF", "pdf"),
-            ("Kelvin sign \u{212A}", "k"),
-            ("plain", "é"),
-            ("ΣΊΣΥΦΟΣ", "σίσυφος"),
-            ("", "a"),
+    fn lowered_is_unicode_lowercasing() {
+        // ASCII fields take the byte path; either way the answer is
+        // `str::to_lowercase`, with the buffer reused between fields.
+        let mut buf = String::new();
+        for field in [
+            "Fill PDF Forms",
+            "ÄRGER mit PDF",
+            "Kelvin sign \u{212A}",
+            "ΣΊΣΥΦΟΣ",
+            "",
+            "plain",
         ] {
-            let word = word.to_lowercase();
-            assert_eq!(
-                occurs(field, &word),
-                field.to_lowercase().contains(word.as_str()),
-                "{field:?} / {word:?}"
-            );
+            assert_eq!(lowered(field, &mut buf), field.to_lowercase(), "{field:?}");
         }
     }
 }
