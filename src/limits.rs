@@ -77,7 +77,7 @@ pub const MAX_QUERY_BYTES: usize = 1024;
 pub const SKILLS_PAGE_SIZE: usize = 100;
 
 /// Most file digests the Skills extension keeps in memory at once (spec
-/// SKX-005): about 1.3 MiB of them. The cache is only a saving, so past
+/// SKX-005): about a third of a MiB of them. The cache is only a saving, so past
 /// this it is emptied and fills again, and a long session over 10,000
 /// skills cannot grow it by a digest a file.
-pub const MAX_DIGESTS_KEPT: usize = 16_384;
+pub const MAX_DIGESTS_KEPT: usize = 4_096;
