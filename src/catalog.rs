@@ -133,8 +133,9 @@ pub struct Skill {
     pub description: Option<String>,
     pub when_to_use: Option<String>,
     /// The frontmatter's own `name`, when it has one (reported when it
-    /// differs; SEP-2640 needs it equal to the directory name).
-    pub frontmatter_name: Option<String>,
+    /// differs; SEP-2640 needs it equal to the directory name). Read it
+    /// with [`Skill::frontmatter_name`].
+    pub named: Named,
     /// Every bundled file, sorted by path bytes; SKILL.md included.
     pub files: Files,
     pub bytes: u64,
@@ -142,6 +143,29 @@ pub struct Skill {
     /// Declared scripts that are not a regular file inside the skill, with
     /// the reason; they are reported and can never run (DISC-010).
     pub missing_scripts: Vec<(String, String)>,
+}
+
+/// What a skill's frontmatter calls it. Nearly always its directory name,
+/// which the skill already holds: that case costs no second copy.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Named {
+    /// No `name` in the frontmatter.
+    Not,
+    /// The directory name.
+    Same,
+    /// Another name.
+    Other(Box<str>),
+}
+
+impl Skill {
+    /// The frontmatter's own `name`, when it has one.
+    pub fn frontmatter_name(&self) -> Option<&str> {
+        match &self.named {
+            Named::Not => None,
+            Named::Same => Some(&self.name),
+            Named::Other(n) => Some(n),
+        }
+    }
 }
 
 /// The catalog: every skill served, and every problem met.
@@ -693,6 +717,11 @@ fn read_skill(
             Some((entry.script.clone(), why))
         })
         .collect();
+    let named = match fields.name {
+        None => Named::Not,
+        Some(n) if n == name => Named::Same,
+        Some(n) => Named::Other(n.into_boxed_str()),
+    };
     let bytes = files.iter().map(|f| f.size).sum();
     Some(Skill {
         name,
@@ -700,7 +729,7 @@ fn read_skill(
         source,
         description: fields.description,
         when_to_use: fields.when_to_use,
-        frontmatter_name: fields.name,
+        named,
         files,
         bytes,
         declaration,

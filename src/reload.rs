@@ -62,7 +62,7 @@ fn resources_fingerprint(s: &Snapshot) -> u64 {
             &skill.name,
             &skill.dir,
             &skill.source,
-            &skill.frontmatter_name,
+            skill.frontmatter_name(),
         )
             .hash(&mut h);
         for f in skill.files.iter() {

@@ -115,7 +115,7 @@ impl SkillsView {
         let mut served = Vec::new();
         let mut problems = Vec::new();
         for (i, skill) in catalog.skills.iter().enumerate() {
-            match eligibility(skill, skill.frontmatter_name.as_deref()) {
+            match eligibility(skill, skill.frontmatter_name()) {
                 Ok(()) => served.push(i),
                 Err(why) => problems.push(Problem::new(
                     skill.dir.join(catalog::SKILL_MD).to_string_lossy(),
