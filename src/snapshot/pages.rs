@@ -77,8 +77,21 @@ impl Pairs {
     }
 }
 
+/// The size of `v`'s compact JSON, counted as it is written rather than
+/// kept: this runs for every skill of the catalog once per snapshot.
 fn json_len<T: serde::Serialize>(v: &T) -> usize {
-    serde_json::to_vec(v).map_or(0, |b| b.len())
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut n = Count(0);
+    serde_json::to_writer(&mut n, v).map_or(0, |()| n.0)
 }
 
 /// The words of a query or a field: maximal runs of letters and digits,
