@@ -14,7 +14,7 @@
 //! can point at its line and column. `serde_yaml_ng` supplies the value
 //! model; nothing else parses YAML.
 
-use std::collections::HashMap;
+use std::borrow::Cow;
 use std::fmt;
 
 use saphyr_parser::{Event, Parser, ScalarStyle, Span, Tag};
@@ -197,14 +197,61 @@ pub fn path_label(path: &[Seg]) -> String {
 }
 
 /// Where each node of the frontmatter starts in SKILL.md (line, column),
-/// keyed by its path.
+/// found by its path. Held as a tree, one node a YAML node, each naming its
+/// parent and its own step: a node costs one entry (and its key's text), not
+/// a copy of its whole path, and a lookup (only made for a note) walks back
+/// up. Hashing every path cost more than the YAML parser itself at boot.
 #[derive(Debug, Default, Clone)]
-pub struct Positions(HashMap<Vec<Seg>, (usize, usize)>);
+pub struct Positions(Vec<PosNode>);
+
+#[derive(Debug, Clone)]
+struct PosNode {
+    /// The enclosing node, or [`NO_PARENT`] for the root.
+    parent: u32,
+    /// The step from the parent, or `None` where the path does not grow (the
+    /// root, a key that is a collection, a non-string key's value).
+    seg: Option<Seg>,
+    /// `None` for a collection used as a mapping key: it only carries the
+    /// path on to what it holds.
+    pos: Option<(usize, usize)>,
+}
+
+const NO_PARENT: u32 = u32::MAX;
 
 impl Positions {
-    /// The position of the node at `path`, if it exists.
+    /// The position of the node at `path`, if it exists; when two nodes
+    /// share a path (a non-string key's value names its mapping's), the
+    /// later one.
     pub fn get(&self, path: &[Seg]) -> Option<(usize, usize)> {
-        self.0.get(path).copied()
+        (0..self.0.len())
+            .rev()
+            .find(|&i| self.0[i].pos.is_some() && self.path_is(i, path))
+            .and_then(|i| self.0[i].pos)
+    }
+
+    /// True when node `i`'s path is `path`, compared from its last step.
+    fn path_is(&self, mut i: usize, mut path: &[Seg]) -> bool {
+        loop {
+            let node = &self.0[i];
+            if let Some(seg) = &node.seg {
+                match path.split_last() {
+                    Some((last, init)) if last == seg => path = init,
+                    _ => return false,
+                }
+            }
+            if node.parent == NO_PARENT {
+                return path.is_empty();
+            }
+            i = node.parent as usize;
+        }
+    }
+
+    /// Adds a node; its index is what its children name as their parent.
+    fn push(&mut self, (parent, seg): (u32, Option<Seg>), pos: Option<(usize, usize)>) -> u32 {
+        // Fewer nodes than bytes (64 KiB cap), so the index fits.
+        let i = u32::try_from(self.0.len()).unwrap_or(NO_PARENT - 1);
+        self.0.push(PosNode { parent, seg, pos });
+        i
     }
 }
 
@@ -331,9 +378,11 @@ pub fn parse_sparing_block(
 }
 
 /// A collection under construction.
+/// Each names its own node in [`Positions`], which its children's paths
+/// start from.
 enum Open {
-    Seq(Vec<Value>, Vec<Seg>),
-    Map(Mapping, Vec<Seg>, Option<(Value, Span)>),
+    Seq(Vec<Value>, u32),
+    Map(Mapping, u32, Option<(Value, Span)>),
 }
 
 struct Builder {
@@ -354,22 +403,17 @@ impl Builder {
         }
     }
 
-    /// The path of the node about to be placed.
-    fn next_path(&self) -> Vec<Seg> {
+    /// Where the node about to be placed hangs in [`Positions`]: its
+    /// parent node and its step from there.
+    fn next_path(&self) -> (u32, Option<Seg>) {
         match self.stack.last() {
-            None => Vec::new(),
-            Some(Open::Seq(items, path)) => {
-                let mut p = path.clone();
-                p.push(Seg::Index(items.len()));
-                p
-            }
-            Some(Open::Map(_, path, Some((Value::String(k), _)))) => {
-                let mut p = path.clone();
-                p.push(Seg::Key(k.clone()));
-                p
+            None => (NO_PARENT, None),
+            Some(Open::Seq(items, node)) => (*node, Some(Seg::Index(items.len()))),
+            Some(Open::Map(_, node, Some((Value::String(k), _)))) => {
+                (*node, Some(Seg::Key(k.clone())))
             }
             // A non-string key's value, or a key itself: no path worth naming.
-            Some(Open::Map(_, path, _)) => path.clone(),
+            Some(Open::Map(_, node, _)) => (*node, None),
         }
     }
 
@@ -394,18 +438,18 @@ impl Builder {
             )),
             Event::Scalar(text, style, anchor, tag) => {
                 self.no_anchor(anchor, span)?;
-                let value = self.scalar(&text, style, tag.as_deref(), span)?;
+                let value = self.scalar(text, style, tag.as_deref(), span)?;
                 self.place(value, span)
             }
             Event::SequenceStart(anchor, tag) => {
                 self.no_anchor(anchor, span)?;
                 self.collection_tag(tag.as_deref(), "seq", span)?;
-                self.open(Open::Seq(Vec::new(), Vec::new()), span)
+                self.open(Open::Seq(Vec::new(), NO_PARENT), span)
             }
             Event::MappingStart(anchor, tag) => {
                 self.no_anchor(anchor, span)?;
                 self.collection_tag(tag.as_deref(), "map", span)?;
-                self.open(Open::Map(Mapping::new(), Vec::new(), None), span)
+                self.open(Open::Map(Mapping::new(), NO_PARENT, None), span)
             }
             Event::SequenceEnd | Event::MappingEnd => {
                 let value = match self.stack.pop() {
@@ -457,14 +501,12 @@ impl Builder {
                 format!("SKILL.md frontmatter nests deeper than {MAX_NESTING} levels"),
             ));
         }
-        let path = self.next_path();
-        if self.recording_key() {
-            // A collection used as a mapping key: allowed by YAML, named by nothing.
-        } else {
-            self.positions.0.insert(path.clone(), self.pos(span));
-        }
+        // A collection used as a mapping key is allowed by YAML and named by
+        // nothing: its node has no position of its own.
+        let pos = (!self.recording_key()).then(|| self.pos(span));
+        let node = self.positions.push(self.next_path(), pos);
         match &mut open {
-            Open::Seq(_, p) | Open::Map(_, p, _) => *p = path,
+            Open::Seq(_, n) | Open::Map(_, n, _) => *n = node,
         }
         self.stack.push(open);
         Ok(())
@@ -481,8 +523,8 @@ impl Builder {
 
     fn place(&mut self, value: Value, span: Span) -> Result<(), FrontmatterError> {
         if !self.recording_key() {
-            let path = self.next_path();
-            self.positions.0.insert(path, self.pos(span));
+            let pos = self.pos(span);
+            self.positions.push(self.next_path(), Some(pos));
         }
         self.place_built(value, span)
     }
@@ -527,16 +569,16 @@ impl Builder {
 
     fn scalar(
         &self,
-        text: &str,
+        text: Cow<'_, str>,
         style: ScalarStyle,
         tag: Option<&Tag>,
         span: Span,
     ) -> Result<Value, FrontmatterError> {
         let Some(tag) = tag else {
             return if style == ScalarStyle::Plain {
-                core_resolve(text).map_err(|m| self.at(span, FmRule::IntRange, m))
+                resolve_plain(text).map_err(|m| self.at(span, FmRule::IntRange, m))
             } else {
-                Ok(Value::String(text.to_owned()))
+                Ok(Value::String(text.into_owned()))
             };
         };
         if tag.handle != "tag:yaml.org,2002:" {
@@ -549,7 +591,7 @@ impl Builder {
                 ),
             ));
         }
-        let resolved = core_resolve(text).map_err(|m| self.at(span, FmRule::IntRange, m))?;
+        let resolved = core_resolve(&text).map_err(|m| self.at(span, FmRule::IntRange, m))?;
         let bad = || {
             self.at(
                 span,
@@ -561,7 +603,7 @@ impl Builder {
             )
         };
         match tag.suffix.as_str() {
-            "str" => Ok(Value::String(text.to_owned())),
+            "str" => Ok(Value::String(text.into_owned())),
             "null" if resolved.is_null() => Ok(Value::Null),
             "bool" if resolved.is_bool() => Ok(resolved),
             "int" if resolved.is_i64() || resolved.is_u64() => Ok(resolved),
@@ -585,6 +627,13 @@ impl Builder {
 /// Resolves a plain scalar by the YAML 1.2 core schema (YAML 1.2.2
 /// §10.3.2). `Err` only for an integer outside 64 bits.
 pub fn core_resolve(s: &str) -> Result<Value, String> {
+    resolve_plain(Cow::Borrowed(s))
+}
+
+/// [`core_resolve`] of a scalar the parser already gave as its own string:
+/// a string stays that string, not a copy of it.
+fn resolve_plain(text: Cow<'_, str>) -> Result<Value, String> {
+    let s: &str = &text;
     match s {
         "" | "~" | "null" | "Null" | "NULL" => return Ok(Value::Null),
         "true" | "True" | "TRUE" => return Ok(Value::Bool(true)),
@@ -629,7 +678,7 @@ pub fn core_resolve(s: &str) -> Result<Value, String> {
     {
         return Ok(Value::Number(Number::from(sign * f)));
     }
-    Ok(Value::String(s.to_owned()))
+    Ok(Value::String(text.into_owned()))
 }
 
 /// `(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?`, the sign already gone.
