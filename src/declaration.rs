@@ -118,30 +118,80 @@ struct Reader<'a> {
     notes: Vec<Note>,
 }
 
-fn key(path: &[Seg], k: &str) -> Vec<Seg> {
-    let mut p = path.to_vec();
-    p.push(Seg::Key(k.into()));
-    p
+/// The path of the node being read, kept on the stack as the reader
+/// descends: nothing is allocated for it unless a note names it, and most
+/// blocks earn no note (building every path and label up front was a tenth
+/// of the boot scan).
+#[derive(Clone, Copy)]
+struct At<'a> {
+    up: Option<&'a At<'a>>,
+    step: Step<'a>,
 }
 
-fn index(path: &[Seg], i: usize) -> Vec<Seg> {
-    let mut p = path.to_vec();
-    p.push(Seg::Index(i));
-    p
+#[derive(Clone, Copy)]
+enum Step<'a> {
+    Key(&'a str),
+    Index(usize),
+}
+
+impl<'a> At<'a> {
+    fn top(k: &'a str) -> At<'a> {
+        At {
+            up: None,
+            step: Step::Key(k),
+        }
+    }
+
+    fn key<'b>(&'b self, k: &'b str) -> At<'b> {
+        At {
+            up: Some(self),
+            step: Step::Key(k),
+        }
+    }
+
+    fn index(&self, i: usize) -> At<'_> {
+        At {
+            up: Some(self),
+            step: Step::Index(i),
+        }
+    }
+
+    /// The path as [`Positions`] keys it.
+    fn segs(&self) -> Vec<Seg> {
+        let mut out = Vec::new();
+        let mut at = Some(self);
+        while let Some(a) = at {
+            out.push(match a.step {
+                Step::Key(k) => Seg::Key(k.to_owned()),
+                Step::Index(i) => Seg::Index(i),
+            });
+            at = a.up;
+        }
+        out.reverse();
+        out
+    }
+}
+
+/// Renders as `mcp-host.run[0].timeout`, the way notes name a node.
+impl std::fmt::Display for At<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&crate::frontmatter::path_label(&self.segs()))
+    }
 }
 
 impl Reader<'_> {
-    fn note(&mut self, path: &[Seg], message: String) {
-        self.notes.push(Note::at(self.positions, path, message));
+    fn note(&mut self, path: &At<'_>, message: String) {
+        self.notes
+            .push(Note::at(self.positions, &path.segs(), message));
     }
 
-    fn unknown_keys(&mut self, map: &serde_yaml_ng::Mapping, path: &[Seg], known: &[&str]) {
-        let label = crate::frontmatter::path_label(path);
+    fn unknown_keys(&mut self, map: &serde_yaml_ng::Mapping, path: &At<'_>, known: &[&str]) {
+        let label = path;
         for k in map.keys() {
             match k {
                 Value::String(s) if known.contains(&s.as_str()) => {}
                 Value::String(s) => self.note(
-                    &key(path, s),
+                    &path.key(s),
                     format!("unknown key {s:?} in \"{label}\" (ignored)"),
                 ),
                 _ => self.note(
@@ -153,7 +203,7 @@ impl Reader<'_> {
     }
 
     fn block(&mut self, block: &Value) -> Option<Declaration> {
-        let path = [Seg::Key(BLOCK_KEY.into())];
+        let path = At::top(BLOCK_KEY);
         let Value::Mapping(map) = block else {
             self.note(
                 &path,
@@ -161,7 +211,7 @@ impl Reader<'_> {
             );
             return None;
         };
-        let vpath = key(&path, "version");
+        let vpath = path.key("version");
         let major = match map.get("version") {
             Some(Value::Number(n)) => n.as_u64().or_else(|| {
                 n.as_f64()
@@ -191,30 +241,30 @@ impl Reader<'_> {
         Some(Declaration {
             run: map
                 .get("run")
-                .map(|v| self.run(v, &key(&path, "run")))
+                .map(|v| self.run(v, &path.key("run")))
                 .unwrap_or_default(),
             env: map
                 .get("env")
-                .map(|v| self.env_proposals(v, &key(&path, "env")))
+                .map(|v| self.env_proposals(v, &path.key("env")))
                 .unwrap_or_default(),
             egress: map
                 .get("egress")
-                .map(|v| self.egress(v, &key(&path, "egress")))
+                .map(|v| self.egress(v, &path.key("egress")))
                 .unwrap_or_default(),
         })
     }
 
-    fn run(&mut self, value: &Value, path: &[Seg]) -> Vec<RunEntry> {
+    fn run(&mut self, value: &Value, path: &At<'_>) -> Vec<RunEntry> {
         let Value::Sequence(items) = value else {
             self.note(path, "\"mcp-host.run\" is not a list (ignored)".into());
             return Vec::new();
         };
         let mut out: Vec<RunEntry> = Vec::new();
         for (i, item) in items.iter().enumerate() {
-            let p = index(path, i);
+            let p = path.index(i);
             if let Some(entry) = self.run_entry(item, &p) {
                 if out.iter().any(|e| e.script == entry.script) {
-                    let at = crate::frontmatter::path_label(&p);
+                    let at = p;
                     self.note(
                         &p,
                         format!(
@@ -230,8 +280,8 @@ impl Reader<'_> {
         out
     }
 
-    fn run_entry(&mut self, item: &Value, p: &[Seg]) -> Option<RunEntry> {
-        let at = crate::frontmatter::path_label(p);
+    fn run_entry(&mut self, item: &Value, p: &At<'_>) -> Option<RunEntry> {
+        let at = p;
         let Value::Mapping(map) = item else {
             self.note(p, format!("\"{at}\" is not a mapping (ignored)"));
             return None;
@@ -243,7 +293,7 @@ impl Reader<'_> {
         };
         if let Err(rule) = fence::check_str(script) {
             self.note(
-                &key(p, "script"),
+                &p.key("script"),
                 format!(
                     "\"{at}\" script {script:?} is not usable: {} (ignored)",
                     rule.describe()
@@ -266,7 +316,7 @@ impl Reader<'_> {
                     Some(s) if s * 1000.0 >= 1.0 => {
                         if s > MAX_TIMEOUT_SECS as f64 {
                             self.note(
-                                &key(p, "timeout"),
+                                &p.key("timeout"),
                                 format!("\"{at}\" asks for a {s}s timeout; clamped to the {MAX_TIMEOUT_SECS}s ceiling"),
                             );
                             MAX_TIMEOUT_SECS * 1000
@@ -275,13 +325,13 @@ impl Reader<'_> {
                         }
                     }
                     _ => {
-                        self.note(&key(p, "timeout"), format!("\"{at}\" has a \"timeout\" that is not a positive number of seconds (ignored)"));
+                        self.note(&p.key("timeout"), format!("\"{at}\" has a \"timeout\" that is not a positive number of seconds (ignored)"));
                         return None;
                     }
                 }
             }
             Some(_) => {
-                self.note(&key(p, "timeout"), format!("\"{at}\" has a \"timeout\" that is not a positive number of seconds (ignored)"));
+                self.note(&p.key("timeout"), format!("\"{at}\" has a \"timeout\" that is not a positive number of seconds (ignored)"));
                 return None;
             }
         };
@@ -290,7 +340,8 @@ impl Reader<'_> {
             Some(Value::Sequence(names)) => {
                 let mut env: Vec<String> = Vec::new();
                 for (j, n) in names.iter().enumerate() {
-                    let np = index(&key(p, "env"), j);
+                    let envs = p.key("env");
+                    let np = envs.index(j);
                     match n {
                         Value::String(name) if !is_env_name(name) => self.note(
                             &np,
@@ -319,7 +370,7 @@ impl Reader<'_> {
             }
             Some(_) => {
                 self.note(
-                    &key(p, "env"),
+                    &p.key("env"),
                     format!("\"{at}\" has an \"env\" that is not a list (ignored)"),
                 );
                 return None;
@@ -333,15 +384,15 @@ impl Reader<'_> {
         })
     }
 
-    fn env_proposals(&mut self, value: &Value, path: &[Seg]) -> Vec<EnvProposal> {
+    fn env_proposals(&mut self, value: &Value, path: &At<'_>) -> Vec<EnvProposal> {
         let Value::Sequence(items) = value else {
             self.note(path, "\"mcp-host.env\" is not a list (ignored)".into());
             return Vec::new();
         };
         let mut out = Vec::new();
         for (i, item) in items.iter().enumerate() {
-            let p = index(path, i);
-            let at = crate::frontmatter::path_label(&p);
+            let p = path.index(i);
+            let at = p;
             let Value::Mapping(map) = item else {
                 self.note(&p, format!("\"{at}\" is not a mapping (ignored)"));
                 continue;
@@ -359,7 +410,7 @@ impl Reader<'_> {
                 Some(Value::Bool(b)) => Some(*b),
                 Some(_) => {
                     self.note(
-                        &key(&p, k),
+                        &p.key(k),
                         format!("\"{at}\" has a {k:?} that is not a boolean (ignored)"),
                     );
                     None
@@ -381,7 +432,7 @@ impl Reader<'_> {
         out
     }
 
-    fn egress(&mut self, value: &Value, path: &[Seg]) -> Vec<String> {
+    fn egress(&mut self, value: &Value, path: &At<'_>) -> Vec<String> {
         let Value::Sequence(items) = value else {
             self.note(path, "\"mcp-host.egress\" is not a list (ignored)".into());
             return Vec::new();
@@ -395,7 +446,7 @@ impl Reader<'_> {
                     }
                 }
                 _ => self.note(
-                    &index(path, i),
+                    &path.index(i),
                     "\"mcp-host.egress\" holds an entry that is not a hostname (ignored)".into(),
                 ),
             }
