@@ -14,7 +14,6 @@
 //! can point at its line and column. `serde_yaml_ng` supplies the value
 //! model; nothing else parses YAML.
 
-use std::borrow::Cow;
 use std::fmt;
 
 use saphyr_parser::{Event, Parser, ScalarStyle, Span, Tag};
@@ -438,7 +437,7 @@ impl Builder {
             )),
             Event::Scalar(text, style, anchor, tag) => {
                 self.no_anchor(anchor, span)?;
-                let value = self.scalar(text, style, tag.as_deref(), span)?;
+                let value = self.scalar(&text, style, tag.as_deref(), span)?;
                 self.place(value, span)
             }
             Event::SequenceStart(anchor, tag) => {
@@ -569,16 +568,16 @@ impl Builder {
 
     fn scalar(
         &self,
-        text: Cow<'_, str>,
+        text: &str,
         style: ScalarStyle,
         tag: Option<&Tag>,
         span: Span,
     ) -> Result<Value, FrontmatterError> {
         let Some(tag) = tag else {
             return if style == ScalarStyle::Plain {
-                resolve_plain(text).map_err(|m| self.at(span, FmRule::IntRange, m))
+                core_resolve(text).map_err(|m| self.at(span, FmRule::IntRange, m))
             } else {
-                Ok(Value::String(text.into_owned()))
+                Ok(Value::String(text.to_owned()))
             };
         };
         if tag.handle != "tag:yaml.org,2002:" {
@@ -591,7 +590,7 @@ impl Builder {
                 ),
             ));
         }
-        let resolved = core_resolve(&text).map_err(|m| self.at(span, FmRule::IntRange, m))?;
+        let resolved = core_resolve(text).map_err(|m| self.at(span, FmRule::IntRange, m))?;
         let bad = || {
             self.at(
                 span,
@@ -603,7 +602,7 @@ impl Builder {
             )
         };
         match tag.suffix.as_str() {
-            "str" => Ok(Value::String(text.into_owned())),
+            "str" => Ok(Value::String(text.to_owned())),
             "null" if resolved.is_null() => Ok(Value::Null),
             "bool" if resolved.is_bool() => Ok(resolved),
             "int" if resolved.is_i64() || resolved.is_u64() => Ok(resolved),
@@ -627,13 +626,6 @@ impl Builder {
 /// Resolves a plain scalar by the YAML 1.2 core schema (YAML 1.2.2
 /// §10.3.2). `Err` only for an integer outside 64 bits.
 pub fn core_resolve(s: &str) -> Result<Value, String> {
-    resolve_plain(Cow::Borrowed(s))
-}
-
-/// [`core_resolve`] of a scalar the parser already gave as its own string:
-/// a string stays that string, not a copy of it.
-fn resolve_plain(text: Cow<'_, str>) -> Result<Value, String> {
-    let s: &str = &text;
     match s {
         "" | "~" | "null" | "Null" | "NULL" => return Ok(Value::Null),
         "true" | "True" | "TRUE" => return Ok(Value::Bool(true)),
@@ -678,7 +670,7 @@ fn resolve_plain(text: Cow<'_, str>) -> Result<Value, String> {
     {
         return Ok(Value::Number(Number::from(sign * f)));
     }
-    Ok(Value::String(text.into_owned()))
+    Ok(Value::String(s.to_owned()))
 }
 
 /// `(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?`, the sign already gone.
