@@ -58,6 +58,7 @@ struct CheckArgs {
 }
 
 fn main() -> ExitCode {
+    fixed_mmap_threshold();
     // Usage errors exit 2, --help and --version 0 (clap's conventions).
     let cli = Cli::parse();
     // stdout is the protocol channel; every log line goes to stderr.
@@ -72,6 +73,28 @@ fn main() -> ExitCode {
     match cli.command {
         None | Some(Command::Serve) => serve_blocking(cli.watch),
         Some(Command::Check(args)) => run_check(args),
+    }
+}
+
+/// Keeps glibc's malloc from moving its mmap threshold. By default, each
+/// large buffer freed raises the threshold to that buffer's size, so the
+/// scan's later large buffers (the candidate and step lists, the outcome
+/// list that becomes the catalog's) come from the main heap instead of
+/// their own mappings; once freed they leave megabytes of holes that the
+/// catalog, allocated above them, keeps resident. Pinned at glibc's own
+/// default (128 KiB), every large buffer is mapped and unmapped on its own:
+/// 2.4 MiB less peak RSS at 10,000 skills (BENCHMARKS.md), no boot cost
+/// measured. Other targets keep their allocator's behaviour.
+fn fixed_mmap_threshold() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        use nix::libc;
+        // SAFETY: mallopt only sets an allocator parameter; it is called
+        // first thing in main, before any other thread exists, and a
+        // refusal (a 0 return) leaves glibc's default behaviour.
+        unsafe {
+            libc::mallopt(libc::M_MMAP_THRESHOLD, 128 * 1024);
+        }
     }
 }
 
