@@ -14,7 +14,9 @@
 //! can point at its line and column. `serde_yaml_ng` supplies the value
 //! model; nothing else parses YAML.
 
+use std::collections::HashMap;
 use std::fmt;
+use std::sync::OnceLock;
 
 use saphyr_parser::{Event, Parser, ScalarStyle, Span, Tag};
 use serde_yaml_ng::{Mapping, Number, Value};
@@ -196,12 +198,18 @@ pub fn path_label(path: &[Seg]) -> String {
 }
 
 /// Where each node of the frontmatter starts in SKILL.md (line, column),
-/// found by its path. Held as a tree, one node a YAML node, each naming its
-/// parent and its own step: a node costs one entry (and its key's text), not
-/// a copy of its whole path, and a lookup (only made for a note) walks back
-/// up. Hashing every path cost more than the YAML parser itself at boot.
+/// found by its path. Held as a tree while parsing, one node a YAML node,
+/// each naming its parent and its own step: a node costs one entry (and
+/// its key's text), not a copy of its whole path. Hashing every node's
+/// path as it was met cost more than the YAML parser itself at boot, and
+/// most frontmatter is never asked: the map by path is built on the first
+/// lookup (only a note makes one), once, so a skill with many notes pays
+/// for it once and no more.
 #[derive(Debug, Default, Clone)]
-pub struct Positions(Vec<PosNode>);
+pub struct Positions {
+    nodes: Vec<PosNode>,
+    by_path: OnceLock<HashMap<Vec<Seg>, (usize, usize)>>,
+}
 
 #[derive(Debug, Clone)]
 struct PosNode {
@@ -222,24 +230,31 @@ impl Positions {
     /// share a path (a non-string key's value names its mapping's), the
     /// later one.
     pub fn get(&self, path: &[Seg]) -> Option<(usize, usize)> {
-        (0..self.0.len())
-            .rev()
-            .find(|&i| self.0[i].pos.is_some() && self.path_is(i, path))
-            .and_then(|i| self.0[i].pos)
+        self.by_path.get_or_init(|| self.index()).get(path).copied()
     }
 
-    /// True when node `i`'s path is `path`, compared from its last step.
-    fn path_is(&self, mut i: usize, mut path: &[Seg]) -> bool {
+    /// Every positioned node by its path, later nodes over earlier ones.
+    fn index(&self) -> HashMap<Vec<Seg>, (usize, usize)> {
+        let mut map = HashMap::with_capacity(self.nodes.len());
+        for (i, node) in self.nodes.iter().enumerate() {
+            if let Some(pos) = node.pos {
+                map.insert(self.path_of(i), pos);
+            }
+        }
+        map
+    }
+
+    /// Node `i`'s path, from the root.
+    fn path_of(&self, mut i: usize) -> Vec<Seg> {
+        let mut path = Vec::new();
         loop {
-            let node = &self.0[i];
+            let node = &self.nodes[i];
             if let Some(seg) = &node.seg {
-                match path.split_last() {
-                    Some((last, init)) if last == seg => path = init,
-                    _ => return false,
-                }
+                path.push(seg.clone());
             }
             if node.parent == NO_PARENT {
-                return path.is_empty();
+                path.reverse();
+                return path;
             }
             i = node.parent as usize;
         }
@@ -248,8 +263,8 @@ impl Positions {
     /// Adds a node; its index is what its children name as their parent.
     fn push(&mut self, (parent, seg): (u32, Option<Seg>), pos: Option<(usize, usize)>) -> u32 {
         // Fewer nodes than bytes (64 KiB cap), so the index fits.
-        let i = u32::try_from(self.0.len()).unwrap_or(NO_PARENT - 1);
-        self.0.push(PosNode { parent, seg, pos });
+        let i = u32::try_from(self.nodes.len()).unwrap_or(NO_PARENT - 1);
+        self.nodes.push(PosNode { parent, seg, pos });
         i
     }
 }
