@@ -83,7 +83,7 @@ fn main() -> ExitCode {
 /// their own mappings; once freed they leave megabytes of holes that the
 /// catalog, allocated above them, keeps resident. Pinned at glibc's own
 /// default (128 KiB), every large buffer is mapped and unmapped on its own:
-/// 2.4 MiB less peak RSS at 10,000 skills (BENCHMARKS.md), no boot cost
+/// 2.2 MiB less peak RSS at 10,000 skills (BENCHMARKS.md), no boot cost
 /// measured. Other targets keep their allocator's behaviour.
 fn fixed_mmap_threshold() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
