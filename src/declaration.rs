@@ -186,17 +186,16 @@ impl Reader<'_> {
     }
 
     fn unknown_keys(&mut self, map: &serde_yaml_ng::Mapping, path: &At<'_>, known: &[&str]) {
-        let label = path;
         for k in map.keys() {
             match k {
                 Value::String(s) if known.contains(&s.as_str()) => {}
                 Value::String(s) => self.note(
                     &path.key(s),
-                    format!("unknown key {s:?} in \"{label}\" (ignored)"),
+                    format!("unknown key {s:?} in \"{path}\" (ignored)"),
                 ),
                 _ => self.note(
                     path,
-                    format!("a key in \"{label}\" that is not a string (ignored)"),
+                    format!("a key in \"{path}\" that is not a string (ignored)"),
                 ),
             }
         }
@@ -264,11 +263,10 @@ impl Reader<'_> {
             let p = path.index(i);
             if let Some(entry) = self.run_entry(item, &p) {
                 if out.iter().any(|e| e.script == entry.script) {
-                    let at = p;
                     self.note(
                         &p,
                         format!(
-                            "\"{at}\" declares {:?} a second time (ignored)",
+                            "\"{p}\" declares {:?} a second time (ignored)",
                             entry.script
                         ),
                     );
@@ -281,21 +279,20 @@ impl Reader<'_> {
     }
 
     fn run_entry(&mut self, item: &Value, p: &At<'_>) -> Option<RunEntry> {
-        let at = p;
         let Value::Mapping(map) = item else {
-            self.note(p, format!("\"{at}\" is not a mapping (ignored)"));
+            self.note(p, format!("\"{p}\" is not a mapping (ignored)"));
             return None;
         };
         self.unknown_keys(map, p, &["script", "interpreter", "env", "timeout"]);
         let Some(Value::String(script)) = map.get("script") else {
-            self.note(p, format!("\"{at}\" has no string \"script\" (ignored)"));
+            self.note(p, format!("\"{p}\" has no string \"script\" (ignored)"));
             return None;
         };
         if let Err(rule) = fence::check_str(script) {
             self.note(
                 &p.key("script"),
                 format!(
-                    "\"{at}\" script {script:?} is not usable: {} (ignored)",
+                    "\"{p}\" script {script:?} is not usable: {} (ignored)",
                     rule.describe()
                 ),
             );
@@ -304,7 +301,7 @@ impl Reader<'_> {
         let Some(Value::String(interpreter)) = map.get("interpreter") else {
             self.note(
                 p,
-                format!("\"{at}\" has no string \"interpreter\" (ignored)"),
+                format!("\"{p}\" has no string \"interpreter\" (ignored)"),
             );
             return None;
         };
@@ -317,7 +314,7 @@ impl Reader<'_> {
                         if s > MAX_TIMEOUT_SECS as f64 {
                             self.note(
                                 &p.key("timeout"),
-                                format!("\"{at}\" asks for a {s}s timeout; clamped to the {MAX_TIMEOUT_SECS}s ceiling"),
+                                format!("\"{p}\" asks for a {s}s timeout; clamped to the {MAX_TIMEOUT_SECS}s ceiling"),
                             );
                             MAX_TIMEOUT_SECS * 1000
                         } else {
@@ -325,13 +322,13 @@ impl Reader<'_> {
                         }
                     }
                     _ => {
-                        self.note(&p.key("timeout"), format!("\"{at}\" has a \"timeout\" that is not a positive number of seconds (ignored)"));
+                        self.note(&p.key("timeout"), format!("\"{p}\" has a \"timeout\" that is not a positive number of seconds (ignored)"));
                         return None;
                     }
                 }
             }
             Some(_) => {
-                self.note(&p.key("timeout"), format!("\"{at}\" has a \"timeout\" that is not a positive number of seconds (ignored)"));
+                self.note(&p.key("timeout"), format!("\"{p}\" has a \"timeout\" that is not a positive number of seconds (ignored)"));
                 return None;
             }
         };
@@ -346,14 +343,12 @@ impl Reader<'_> {
                         Value::String(name) if !is_env_name(name) => self.note(
                             &np,
                             format!(
-                                "\"{at}\" asks for {name:?}, which is not a variable name (ignored)"
+                                "\"{p}\" asks for {name:?}, which is not a variable name (ignored)"
                             ),
                         ),
                         Value::String(name) if RESERVED_ENV.contains(&name.as_str()) => self.note(
                             &np,
-                            format!(
-                                "\"{at}\" asks for {name:?}, which the host reserves — refused"
-                            ),
+                            format!("\"{p}\" asks for {name:?}, which the host reserves — refused"),
                         ),
                         Value::String(name) => {
                             if !env.contains(name) {
@@ -362,7 +357,7 @@ impl Reader<'_> {
                         }
                         _ => self.note(
                             &np,
-                            format!("\"{at}\" has an \"env\" entry that is not a string (ignored)"),
+                            format!("\"{p}\" has an \"env\" entry that is not a string (ignored)"),
                         ),
                     }
                 }
@@ -371,7 +366,7 @@ impl Reader<'_> {
             Some(_) => {
                 self.note(
                     &p.key("env"),
-                    format!("\"{at}\" has an \"env\" that is not a list (ignored)"),
+                    format!("\"{p}\" has an \"env\" that is not a list (ignored)"),
                 );
                 return None;
             }
@@ -392,9 +387,8 @@ impl Reader<'_> {
         let mut out = Vec::new();
         for (i, item) in items.iter().enumerate() {
             let p = path.index(i);
-            let at = p;
             let Value::Mapping(map) = item else {
-                self.note(&p, format!("\"{at}\" is not a mapping (ignored)"));
+                self.note(&p, format!("\"{p}\" is not a mapping (ignored)"));
                 continue;
             };
             self.unknown_keys(map, &p, &["name", "secret", "description", "required"]);
@@ -402,7 +396,7 @@ impl Reader<'_> {
                 .get("name")
                 .filter(|n| n.as_str().is_some_and(is_env_name))
             else {
-                self.note(&p, format!("\"{at}\" has no valid \"name\" (ignored)"));
+                self.note(&p, format!("\"{p}\" has no valid \"name\" (ignored)"));
                 continue;
             };
             let mut flag = |k: &str| match map.get(k) {
@@ -411,7 +405,7 @@ impl Reader<'_> {
                 Some(_) => {
                     self.note(
                         &p.key(k),
-                        format!("\"{at}\" has a {k:?} that is not a boolean (ignored)"),
+                        format!("\"{p}\" has a {k:?} that is not a boolean (ignored)"),
                     );
                     None
                 }
