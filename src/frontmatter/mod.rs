@@ -23,6 +23,8 @@ use serde_yaml_ng::{Mapping, Number, Value};
 
 use crate::limits::MAX_FRONTMATTER_BYTES;
 
+pub mod simple;
+
 /// Deepest nesting of collections accepted. Frontmatter is a few levels
 /// deep; the bound keeps a `[[[[…` block from costing recursion.
 const MAX_NESTING: usize = 32;
@@ -290,6 +292,13 @@ pub fn parse(yaml: &str, yaml_line: usize) -> Result<Frontmatter, FrontmatterErr
         positions: Positions::default(),
         docs: 0,
     };
+    // The common shape is read without saphyr, to the same events.
+    if let Some(events) = simple::events(yaml) {
+        for (event, span) in events {
+            builder.on_event(event, span)?;
+        }
+        return builder.finish();
+    }
     for event in Parser::new_from_str(yaml) {
         match event {
             Ok((event, span)) => builder.on_event(event, span)?,
@@ -304,16 +313,7 @@ pub fn parse(yaml: &str, yaml_line: usize) -> Result<Frontmatter, FrontmatterErr
             }
         }
     }
-    match builder.root {
-        Some(Value::Mapping(map)) => Ok(Frontmatter {
-            map,
-            positions: builder.positions,
-        }),
-        _ => Err(refuse(
-            FmRule::NotMapping,
-            "SKILL.md frontmatter is not a mapping",
-        )),
-    }
+    builder.finish()
 }
 
 /// Lines of the top-level `mcp-host:` block (1-based SKILL.md lines,
@@ -408,6 +408,20 @@ struct Builder {
 }
 
 impl Builder {
+    /// The document read, which must be a mapping (FM-006).
+    fn finish(self) -> Result<Frontmatter, FrontmatterError> {
+        match self.root {
+            Some(Value::Mapping(map)) => Ok(Frontmatter {
+                map,
+                positions: self.positions,
+            }),
+            _ => Err(refuse(
+                FmRule::NotMapping,
+                "SKILL.md frontmatter is not a mapping",
+            )),
+        }
+    }
+
     fn at(&self, span: Span, rule: FmRule, message: String) -> FrontmatterError {
         FrontmatterError {
             rule,
