@@ -12,7 +12,8 @@
 //! `0b1` by other rules), it refuses duplicate keys and tags outside the core
 //! schema, and it records the position of every node so a declaration error
 //! can point at its line and column. `serde_yaml_ng` supplies the value
-//! model; nothing else parses YAML.
+//! model. The shape nearly all frontmatter has is read by [`simple`] into
+//! the same events, faster; everything else is saphyr's.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -29,7 +30,8 @@ pub mod simple;
 /// deep; the bound keeps a `[[[[…` block from costing recursion.
 const MAX_NESTING: usize = 32;
 
-/// Which strict rule refused the frontmatter (spec FM-001..FM-009).
+/// Which strict rule refused the frontmatter (spec FM-001..FM-006; the
+/// nesting cap is this server's own bound).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FmRule {
     /// SKILL.md does not begin with a `---` line.
@@ -278,7 +280,7 @@ pub struct Frontmatter {
     pub positions: Positions,
 }
 
-/// Parses the YAML of a split SKILL.md strictly (spec FM-002..FM-009).
+/// Parses the YAML of a split SKILL.md strictly (spec FM-002..FM-006).
 /// `yaml_line` is the SKILL.md line of the YAML's first line, so positions
 /// are SKILL.md positions.
 pub fn parse(yaml: &str, yaml_line: usize) -> Result<Frontmatter, FrontmatterError> {

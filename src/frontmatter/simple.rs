@@ -10,7 +10,7 @@
 //! takes that shape a line at a time and hands the builder the very events
 //! saphyr would. It decides nothing of its own: anything outside the shape,
 //! well-formed or not, returns `None` and the text goes to saphyr, so every
-//! strict rule (FM-002..FM-009) and every error message stays saphyr's and
+//! strict rule (FM-002..FM-006) and every error message stays saphyr's and
 //! the builder's. What it accepts, it must read exactly as saphyr does; the
 //! tests here hold it to that on generated documents, both in the shape
 //! and just outside it.
@@ -46,7 +46,7 @@ use std::borrow::Cow;
 use saphyr_parser::{Event, Marker, Parser, ScalarStyle, Span};
 
 /// Deeper documents go to saphyr, where the builder's own nesting cap
-/// (FM-009) speaks.
+/// speaks.
 pub const MAX_DEPTH: usize = 16;
 
 /// YAML caps implicit keys at 1,024 characters; keys here stay far below.
