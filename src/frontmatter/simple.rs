@@ -355,10 +355,17 @@ impl<'a> Reader<'a> {
     /// `[a, b c, d]` on one line, `r` starting at byte `at` of `line`.
     fn flow_sequence(&mut self, line: Line<'a>, at: usize, r: &'a str) -> Option<()> {
         let inner = r[1..].strip_suffix(']')?;
-        self.emit(Event::SequenceStart(0, None), line.no, line.col(at));
+        let open = line.col(at);
+        self.emit(Event::SequenceStart(0, None), line.no, open);
+        // Columns are counted on as the items go, not from the line's start
+        // for each: 20,000 items on a 64 KiB line of non-ASCII text would
+        // otherwise count a billion characters.
+        let mut col = open + 1;
         if !inner.bytes().all(|b| b == b' ') {
-            let mut offset = at + 1;
-            for item in inner.split(',') {
+            for (k, item) in inner.split(',').enumerate() {
+                if k > 0 {
+                    col += 1; // the comma
+                }
                 let lead = item.len() - item.trim_start_matches(' ').len();
                 let word = item.trim_matches(' ');
                 // In a flow, saphyr looks at each word's start again (`b -`
@@ -377,13 +384,18 @@ impl<'a> Reader<'a> {
                 if !ok {
                     return None;
                 }
-                let start = offset + lead;
-                self.scalar(word, ScalarStyle::Plain, line.no, line.col(start));
-                offset += item.len() + 1;
+                // The lead is spaces: a character a byte.
+                self.scalar(word, ScalarStyle::Plain, line.no, col + lead);
+                col += if line.ascii {
+                    item.len()
+                } else {
+                    item.chars().count()
+                };
             }
+        } else {
+            col += inner.len();
         }
-        let end = at + r.len() - 1;
-        self.emit(Event::SequenceEnd, line.no, line.col(end));
+        self.emit(Event::SequenceEnd, line.no, col);
         Some(())
     }
 }
@@ -459,6 +471,15 @@ mod tests {
     fn bench_frontmatter_is_read_here_as_saphyr_reads_it() {
         let yaml = "name: sheets-guide-00199\ndescription: Builds, checks and exports guide documents; use it (ref00199).\nwhen-to-use: When the user asks for a guide, or to check references/guide.md.\nlicense: MIT\nallowed-tools: skill_file skill_run\nmetadata:\n  author: bench\n  version: \"1.199\"\n  tags: 'sheets, guide'\nmcp-host:\n  version: 1\n  run:\n    - script: scripts/noop.js\n      interpreter: node\n      timeout: 15\n    - script: scripts/build.js\n      env: [BENCH_API_KEY, BENCH_REGION]\n  env:\n  - name: BENCH_API_KEY\n    secret: true\n  egress: [api.example.com, cdn.example.com]\n";
         assert_eq!(agrees(yaml), Ok(true));
+    }
+
+    /// Columns in a long flow sequence of non-ASCII words, counted on item
+    /// by item, are saphyr's (character) columns.
+    #[test]
+    fn a_long_non_ascii_flow_line_is_placed_as_saphyr_places_it() {
+        let items: Vec<String> = (0..3000).map(|i| format!("é{i} 日本")).collect();
+        let yaml = format!("name: x\ntags: [{}]\nafter: [ ]\n", items.join(",  "));
+        assert_eq!(agrees(&yaml), Ok(true));
     }
 
     /// A frontmatter tree in the reader's shape, with the choices of how
