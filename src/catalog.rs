@@ -403,6 +403,11 @@ fn sorted_entries(dir: &Path, problems: &mut Vec<Problem>, reason: Reason) -> Ve
     }
 }
 
+/// `.git`, `.github` and the like: never skill candidates (DISC-004).
+fn is_hidden(name: &OsStr) -> bool {
+    name.as_encoded_bytes().first() == Some(&b'.')
+}
+
 fn has_skill_md(dir: &Path) -> bool {
     fs::symlink_metadata(dir.join(SKILL_MD)).is_ok()
 }
@@ -468,7 +473,7 @@ impl Scan<'_> {
         // taken side by side on the scan's threads. Only the stats run
         // there; every decision below is made here, in entry order.
         let probe = |e: &fs::DirEntry| {
-            e.file_name().as_encoded_bytes().first() != Some(&b'.')
+            !is_hidden(&e.file_name())
                 && e.file_type().is_ok_and(|t| t.is_dir())
                 && has_skill_md(&parent.join(e.file_name()))
         };
@@ -480,7 +485,7 @@ impl Scan<'_> {
             let name = entry.file_name();
             // Hidden entries (`.git`, `.github`) are not skill candidates: a
             // checkout of a skills repository always has them (DISC-004).
-            if name.as_encoded_bytes().first() == Some(&b'.') {
+            if is_hidden(&name) {
                 continue;
             }
             let at = parent.join(&name);
@@ -533,11 +538,12 @@ impl Scan<'_> {
             }
             // A directory entry was probed above (its real path is its
             // own); a symlink's target is stat'd now.
-            if if ft.is_dir() {
+            let holds = if ft.is_dir() {
                 holds
             } else {
                 has_skill_md(&real)
-            } {
+            };
+            if holds {
                 self.candidates.push(Candidate {
                     found_at: at,
                     real,

@@ -336,8 +336,8 @@ impl Reader<'_> {
             None | Some(Value::Null) => Vec::new(),
             Some(Value::Sequence(names)) => {
                 let mut env: Vec<String> = Vec::new();
+                let envs = p.key("env");
                 for (j, n) in names.iter().enumerate() {
-                    let envs = p.key("env");
                     let np = envs.index(j);
                     match n {
                         Value::String(name) if !is_env_name(name) => self.note(

@@ -136,7 +136,7 @@ impl Line<'_> {
 fn content_lines(yaml: &str) -> Vec<Line<'_>> {
     let mut lines = Vec::with_capacity(32);
     for (i, text) in yaml.split('\n').enumerate() {
-        let indent = text.len() - text.trim_start_matches(' ').len();
+        let indent = spaces(text);
         match text.as_bytes().get(indent) {
             None | Some(b'#') => continue,
             Some(_) => lines.push(Line {
@@ -148,6 +148,11 @@ fn content_lines(yaml: &str) -> Vec<Line<'_>> {
         }
     }
     lines
+}
+
+/// How many spaces `s` starts with.
+fn spaces(s: &str) -> usize {
+    s.len() - s.trim_start_matches(' ').len()
 }
 
 /// Length of the key at the start of `s` when `s` starts `key:` followed
@@ -244,8 +249,7 @@ impl<'a> Reader<'a> {
         let len = key_len(rest)?;
         self.scalar(&rest[..len], ScalarStyle::Plain, line.no, indent);
         let after = indent + len + 1;
-        let value =
-            after + (line.text.len() - after - line.text[after..].trim_start_matches(' ').len());
+        let value = after + spaces(&line.text[after..]);
         if value < line.text.len() {
             self.inline(line, value)?;
             self.at += 1;
@@ -282,8 +286,7 @@ impl<'a> Reader<'a> {
         loop {
             let line = self.peek()?;
             let after = indent + 1;
-            let value = after
-                + (line.text.len() - after - line.text[after..].trim_start_matches(' ').len());
+            let value = after + spaces(&line.text[after..]);
             // `-` alone (a nested block follows) or `- -` (a nested
             // sequence, or a negative number): saphyr's.
             if value == line.text.len() || line.text.as_bytes()[value] == b'-' {
@@ -366,7 +369,7 @@ impl<'a> Reader<'a> {
                 if k > 0 {
                     col += 1; // the comma
                 }
-                let lead = item.len() - item.trim_start_matches(' ').len();
+                let lead = spaces(item);
                 let word = item.trim_matches(' ');
                 // In a flow, saphyr looks at each word's start again (`b -`
                 // is an error there), so no word may start with an
