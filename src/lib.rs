@@ -22,6 +22,7 @@ pub mod echo;
 pub mod fence;
 pub mod frontmatter;
 pub mod grant;
+pub mod harden;
 pub mod interpreters;
 pub mod limits;
 pub mod problem;

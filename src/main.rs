@@ -61,18 +61,43 @@ fn main() -> ExitCode {
     fixed_mmap_threshold();
     // Usage errors exit 2, --help and --version 0 (clap's conventions).
     let cli = Cli::parse();
+    // The environment is read here, once and first: serving wipes it below
+    // (RUN-024), so nothing may read it later; everything downstream gets
+    // it from this `Config`, the log filter included.
+    let config = Config::from_process(config::default_skills_dir());
     // stdout is the protocol channel; every log line goes to stderr.
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_ansi(false)
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("SKILL_MCP_LOG")
-                .unwrap_or_else(|_| "warn".into()),
+            config
+                .var("SKILL_MCP_LOG")
+                .and_then(|v| v.to_str())
+                .and_then(|v| tracing_subscriber::EnvFilter::try_new(v).ok())
+                .unwrap_or_else(|| "warn".into()),
         )
         .init();
     match cli.command {
-        None | Some(Command::Serve) => serve_blocking(cli.watch),
-        Some(Command::Check(args)) => run_check(args),
+        None | Some(Command::Serve) => {
+            harden_for_serving();
+            serve_blocking(config, cli.watch)
+        }
+        // `check` runs no script, so it has nothing to keep from one
+        // (spec RUN-024's Decision): it leaves its process as it was.
+        Some(Command::Check(args)) => run_check(config, args),
+    }
+}
+
+/// Nothing of the server is reachable from a script (spec RUN-023..RUN-025):
+/// done before the async runtime exists, while this is the only thread and
+/// nothing holds a pointer into the environment, and before any script can
+/// be spawned. A step the kernel refuses is logged, and serving goes on.
+fn harden_for_serving() {
+    // SAFETY: called from main before the runtime (or any other thread)
+    // is started; the environment was read into `Config` as owned copies.
+    let report = unsafe { skill_mcp::harden::harden() };
+    for failure in report.failures {
+        tracing::warn!("{failure}");
     }
 }
 
@@ -100,13 +125,9 @@ fn fixed_mmap_threshold() {
 
 /// `skill-mcp check` (spec CHECK-001): the server's own configuration,
 /// with the DIR arguments as its roots when given.
-fn run_check(args: CheckArgs) -> ExitCode {
+fn run_check(config: Config, args: CheckArgs) -> ExitCode {
     let cwd = std::env::current_dir().ok();
-    let config = match check::with_dirs(
-        Config::from_process(config::default_skills_dir()),
-        &args.dirs,
-        cwd.as_deref(),
-    ) {
+    let config = match check::with_dirs(config, &args.dirs, cwd.as_deref()) {
         Ok(c) => c,
         // A usage error, said and exited (status 2) the way clap does.
         Err(e) => Cli::command()
@@ -141,7 +162,7 @@ fn run_check(args: CheckArgs) -> ExitCode {
     }
 }
 
-fn serve_blocking(watch: bool) -> ExitCode {
+fn serve_blocking(config: Config, watch: bool) -> ExitCode {
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         // File work (reads, digests, a rescan) runs on the blocking pool.
@@ -160,12 +181,11 @@ fn serve_blocking(watch: bool) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    runtime.block_on(serve(watch))
+    runtime.block_on(serve(config, watch))
 }
 
-async fn serve(watch: bool) -> ExitCode {
+async fn serve(config: Config, watch: bool) -> ExitCode {
     let hangups = reload::listen_for_hangup();
-    let config = Config::from_process(config::default_skills_dir());
     let watch = watch || config.watch;
     let snapshot = Snapshot::boot(config.clone());
     tracing::info!(
