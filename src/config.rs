@@ -131,7 +131,8 @@ impl Config {
         }
     }
 
-    /// Reads the process environment (the only place that does).
+    /// Reads the process environment (the only place that does). Serving
+    /// wipes it right after (spec RUN-024), so this is its one reading.
     pub fn from_process(default_root: PathBuf) -> Config {
         let env = std::env::vars_os().collect();
         let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));

@@ -24,7 +24,12 @@ pub struct Session {
 impl Session {
     /// Starts `bin` with exactly `env` (plus PATH) and performs the handshake.
     pub fn start(bin: &Path, env: &[(&str, &str)]) -> Session {
-        let mut cmd = Command::new(bin);
+        Session::start_command(Command::new(bin), env)
+    }
+
+    /// As `start`, for a command that starts the server some other way
+    /// (under `setpriv`, or with a descriptor it should inherit).
+    pub fn start_command(mut cmd: Command, env: &[(&str, &str)]) -> Session {
         cmd.env_clear()
             .env("PATH", std::env::var("PATH").unwrap_or_default());
         for (k, v) in env {

@@ -1,0 +1,241 @@
+//! RUN-023..RUN-025: nothing of the server is reachable from a script it
+//! runs. A declared script (here `probe.js`) runs as the server's own uid
+//! and looks at its parent, the server, the way issue 26 found it could:
+//! `/proc/<ppid>/environ`, `fd/`, `mem`, a ptrace attach (`strace -p`),
+//! and its own descriptors. Everything goes through MCP against the built
+//! binary; the uid rule is checked with the server dropped to 65534 by
+//! `setpriv` (or, when these tests do not run as root, as the user they run
+//! as, who is already unprivileged).
+
+mod common;
+use common::*;
+
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::{Value, json};
+
+/// In the server's environment only; no script is granted it.
+const SECRET: &str = "hunter2-issue-26";
+
+const SKILL_MD: &str = "---\nname: p\ndescription: probes its parent\nmcp-host:\n  version: 1\n  run:\n    - script: probe.js\n      interpreter: node\n      timeout: 30\n---\nbody\n";
+
+/// What a script can get of its parent (the server), as JSON: each read's
+/// result or its error code. `ptrace` runs `strace -p <ppid>` only when
+/// asked (an attach that succeeds would wait for its 5 s timeout).
+const PROBE: &str = r#"
+const fs = require('fs');
+const cp = require('child_process');
+const pp = process.ppid;
+const secret = process.argv[2];
+const out = {uid: process.getuid(), path: process.env.PATH ?? null};
+try {
+  const b = fs.readFileSync(`/proc/${pp}/environ`);
+  out.environ = {bytes: b.length, secret: b.includes(secret), nonZero: b.some((x) => x !== 0)};
+} catch (e) { out.environ = e.code; }
+try { out.fd = fs.readdirSync(`/proc/${pp}/fd`); } catch (e) { out.fd = e.code; }
+try { fs.closeSync(fs.openSync(`/proc/${pp}/mem`, 'r')); out.mem = 'opened'; } catch (e) { out.mem = e.code; }
+if (process.argv[3] === 'ptrace') {
+  const r = cp.spawnSync('strace', ['-p', String(pp)], {timeout: 5000, encoding: 'utf8'});
+  out.ptrace = {status: r.status, stderr: (r.stderr || '').slice(0, 300), error: r.error ? r.error.code : null};
+}
+out.ownFds = fs.readdirSync('/proc/self/fd').map((f) => {
+  try { return fs.readlinkSync(`/proc/self/fd/${f}`); } catch (e) { return e.code; }
+});
+process.stdout.write(JSON.stringify(out));
+"#;
+
+/// A tree with the probing skill, readable by any uid.
+fn probe_tree() -> tempfile::TempDir {
+    let root = tempfile::tempdir().expect("tempdir");
+    std::fs::set_permissions(root.path(), std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    std::fs::create_dir(root.path().join("p")).expect("mkdir");
+    std::fs::write(root.path().join("p/SKILL.md"), SKILL_MD).expect("write");
+    std::fs::write(root.path().join("p/probe.js"), PROBE).expect("write");
+    root
+}
+
+fn env(root: &Path) -> Vec<(&'static str, String)> {
+    vec![
+        ("SKILLS_DIR", root.to_str().expect("utf-8 path").to_owned()),
+        ("HOME", "/".to_owned()),
+        ("SECRET_API_TOKEN", SECRET.to_owned()),
+    ]
+}
+
+fn start(cmd: Command, env: &[(&'static str, String)]) -> Session {
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    Session::start_command(cmd, &env)
+}
+
+/// Runs the probe (confirmed) and returns what it printed.
+fn probe(s: &mut Session, ptrace: bool) -> Value {
+    let mut args = vec![SECRET];
+    if ptrace {
+        args.push("ptrace");
+    }
+    let r = s.tool(
+        "skill_run",
+        json!({"name": "p", "script": "probe.js", "args": args, "confirm": true}),
+    );
+    assert_eq!(r["exitCode"], 0, "the probe ran to the end: {r}");
+    serde_json::from_str(r["stdout"].as_str().expect("stdout")).expect("the probe's JSON")
+}
+
+fn is_root() -> bool {
+    nix::unistd::geteuid().is_root()
+}
+
+/// CAP_SYS_PTRACE (bit 19) in this process's effective set: a non-root
+/// user holding it passes the kernel's checks as root does.
+fn has_cap_sys_ptrace() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("CapEff:"))
+                .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
+        })
+        .is_some_and(|caps| caps & (1 << 19) != 0)
+}
+
+/// The bytes of the server's `/proc/<pid>/environ`, read by these tests
+/// (which need CAP_SYS_PTRACE for it once the server is non-dumpable).
+fn environ_of(pid: u32) -> Vec<u8> {
+    std::fs::read(format!("/proc/{pid}/environ")).expect("root reads any environ")
+}
+
+/// RUN-023: as the server's own uid, a script's reads of the server's
+/// environ, fd/ and mem, and a ptrace attach, are all refused; and the
+/// fence, which reads /proc/self/fd to verify its opens, still serves.
+#[test]
+fn a_script_running_as_the_servers_uid_reaches_nothing_of_it() {
+    let root = probe_tree();
+    let cmd = if is_root() {
+        let mut c = Command::new("setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(BIN);
+        c
+    } else if has_cap_sys_ptrace() {
+        eprintln!(
+            "SKIPPED: not root, so the server cannot be dropped to another uid, and this user holds \
+             CAP_SYS_PTRACE, which passes the kernel's checks RUN-023 relies on"
+        );
+        return;
+    } else {
+        eprintln!("not root: the server runs as this (unprivileged) user, without setpriv");
+        Command::new(BIN)
+    };
+    let mut s = start(cmd, &env(root.path()));
+    let got = probe(&mut s, true);
+    if is_root() {
+        assert_eq!(got["uid"], 65534, "{got}");
+    }
+    assert_eq!(got["environ"], "EACCES", "{got}");
+    assert_eq!(got["fd"], "EACCES", "{got}");
+    assert_eq!(got["mem"], "EACCES", "{got}");
+    let ptrace = &got["ptrace"];
+    assert_eq!(
+        ptrace["error"],
+        Value::Null,
+        "strace (a gate dependency, installed by .ci/run) did not start: {got}"
+    );
+    assert_ne!(ptrace["status"], 0, "{got}");
+    assert!(
+        ptrace["stderr"]
+            .as_str()
+            .is_some_and(|e| e.contains("Operation not permitted")),
+        "{got}"
+    );
+    // The script still got the allowlist, from Config's copy (RUN-012).
+    assert!(got["path"].as_str().is_some_and(|p| !p.is_empty()), "{got}");
+    // The fence verifies each open by reading /proc/self/fd; a non-dumpable
+    // process still may, so reads are served as before.
+    let f = s.tool("skill_file", json!({"name": "p", "path": "probe.js"}));
+    assert_eq!(f["files"][0]["content"], PROBE, "{f}");
+    if is_root() {
+        // RUN-024 holds under the drop too: root sees the block, zeroed.
+        let block = environ_of(s.pid());
+        assert!(!block.is_empty() && block.iter().all(|&b| b == 0));
+    }
+}
+
+/// RUN-024: a root-run script passes RUN-023's refusal (CAP_SYS_PTRACE),
+/// so what it reads of /proc/<ppid>/environ is the wiped block: as long as
+/// the environment was, every byte zero, the secret nowhere.
+#[test]
+fn a_root_run_script_finds_the_exec_time_environment_zeroed() {
+    if !is_root() {
+        eprintln!(
+            "SKIPPED: needs root, whose scripts RUN-023 cannot refuse; as any other user the read \
+             is refused (a_script_running_as_the_servers_uid_reaches_nothing_of_it)"
+        );
+        return;
+    }
+    let root = probe_tree();
+    let mut s = start(Command::new(BIN), &env(root.path()));
+    let got = probe(&mut s, false);
+    assert_eq!(got["uid"], 0, "{got}");
+    let environ = &got["environ"];
+    assert!(
+        environ["bytes"]
+            .as_u64()
+            .is_some_and(|n| n > SECRET.len() as u64),
+        "the block is still there, its length unchanged: {got}"
+    );
+    assert_eq!(environ["secret"], false, "{got}");
+    assert_eq!(environ["nonZero"], false, "{got}");
+    // And the server itself no longer has it: its environ is empty for
+    // glibc too, while the script's own environment was built from Config.
+    assert!(got["path"].as_str().is_some_and(|p| !p.is_empty()), "{got}");
+    let block = environ_of(s.pid());
+    assert!(!block.windows(SECRET.len()).any(|w| w == SECRET.as_bytes()));
+}
+
+/// RUN-025: a descriptor the server inherited without close-on-exec (a
+/// host's fd 3, say) never reaches a script. node opens descriptors of its
+/// own, so what is checked is where each points, not how many there are.
+#[test]
+fn an_inherited_descriptor_never_reaches_a_script() {
+    let root = probe_tree();
+    let marker_path = root.path().join("inherited-marker");
+    let marker = std::fs::File::create(&marker_path).expect("marker");
+    let marker_fd = std::os::fd::AsRawFd::as_raw_fd(&marker);
+    let mut cmd = Command::new(BIN);
+    // SAFETY: fcntl is async-signal-safe; it only clears the child's copy's
+    // close-on-exec flag, so the server inherits the marker as a host's
+    // descriptor would be inherited.
+    unsafe {
+        cmd.pre_exec(move || {
+            if nix::libc::fcntl(marker_fd, nix::libc::F_SETFD, 0) == -1 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut s = start(cmd, &env(root.path()));
+    let marker_real = std::fs::canonicalize(&marker_path).expect("real path");
+    let marker_name = marker_real.to_str().expect("utf-8 path");
+    if is_root() {
+        // Not vacuous: the server does hold the marker.
+        let held = std::fs::read_dir(format!("/proc/{}/fd", s.pid()))
+            .expect("root lists any fd/")
+            .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+            .any(|t| t == marker_real);
+        assert!(held, "the server did not inherit the marker descriptor");
+    } else {
+        eprintln!(
+            "not root: whether the server holds the marker cannot be listed (it is non-dumpable)"
+        );
+    }
+    let got = probe(&mut s, false);
+    let own = got["ownFds"].as_array().expect("ownFds");
+    assert!(own.len() >= 3, "{got}");
+    assert!(
+        own.iter().all(|t| t.as_str() != Some(marker_name)),
+        "the inherited marker reached the script: {got}"
+    );
+    drop(marker);
+}
