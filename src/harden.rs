@@ -32,7 +32,7 @@ pub struct Report {
 /// `environ` and overwrites the strings it pointed to.
 pub unsafe fn harden() -> Report {
     let mut report = Report::default();
-    if let Err(e) = nix::sys::prctl::set_dumpable(false) {
+    if let Err(e) = forbid_dumping() {
         report.failures.push(format!(
             "could not make the process non-dumpable, so a script running as this uid can read \
              /proc/<pid>/environ, fd/ and mem and attach to it (RUN-023): {e}"
@@ -86,6 +86,22 @@ pub fn writable_mapping_holds(maps: &str, start: usize, end: usize) -> bool {
     })
 }
 
+/// RUN-023: the kernel then refuses /proc/<pid>/environ, fd/, mem and
+/// ptrace to every process without CAP_SYS_PTRACE, same uid included.
+#[cfg(target_os = "linux")]
+fn forbid_dumping() -> io::Result<()> {
+    nix::sys::prctl::set_dumpable(false).map_err(io::Error::from)
+}
+
+#[cfg(not(target_os = "linux"))]
+#[cfg_attr(mutants, mutants::skip)]
+fn forbid_dumping() -> io::Result<()> {
+    Err(io::Error::new(
+        io::ErrorKind::Unsupported,
+        "only Linux has PR_SET_DUMPABLE; this OS keeps the process open to its own uid",
+    ))
+}
+
 /// RUN-024: clears `environ`, then zeroes the strings the kernel shows as
 /// `/proc/<pid>/environ` (the block execve laid out on the stack), which a
 /// root-run script (CAP_SYS_PTRACE passes RUN-023's refusal) or a core
@@ -94,6 +110,7 @@ pub fn writable_mapping_holds(maps: &str, start: usize, end: usize) -> bool {
 /// # Safety
 ///
 /// As [`harden`]: one thread, and no pointer into the environment held.
+#[cfg(target_os = "linux")]
 unsafe fn wipe_environment() -> io::Result<()> {
     // SAFETY: single-threaded (the caller's contract), so no other thread
     // reads or writes the environment while glibc drops it.
@@ -124,6 +141,20 @@ unsafe fn wipe_environment() -> io::Result<()> {
     Ok(())
 }
 
+/// Elsewhere the exec-time block cannot be found through /proc: say so.
+///
+/// # Safety
+///
+/// None needed; `unsafe` only to match the Linux version.
+#[cfg(not(target_os = "linux"))]
+#[cfg_attr(mutants, mutants::skip)]
+unsafe fn wipe_environment() -> io::Result<()> {
+    Err(io::Error::new(
+        io::ErrorKind::Unsupported,
+        "the exec-time environment block is found through /proc/self/stat, which only Linux has",
+    ))
+}
+
 /// RUN-025: every descriptor above 2 becomes close-on-exec. Everything the
 /// server opens itself is already `O_CLOEXEC` (std, tokio, notify), so
 /// what this adds is the descriptors it inherited: a host's fd 3 would
@@ -131,21 +162,35 @@ unsafe fn wipe_environment() -> io::Result<()> {
 /// fork and exec, so a run keeps std's `posix_spawn` path (no fork of the
 /// server's memory per run).
 fn inherited_descriptors_close_on_exec() -> io::Result<()> {
-    // close_range(2) with CLOSE_RANGE_CLOEXEC (Linux 5.11): one call.
-    // SAFETY: a plain syscall on integers; it closes nothing.
-    let r = unsafe {
-        libc::syscall(
-            libc::SYS_close_range,
-            3 as libc::c_uint,
-            libc::c_uint::MAX,
-            libc::CLOSE_RANGE_CLOEXEC as libc::c_uint,
-        )
-    };
-    if r == 0 {
-        return Ok(());
+    #[cfg(target_os = "linux")]
+    {
+        // close_range(2) with CLOSE_RANGE_CLOEXEC (Linux 5.11): one call.
+        // SAFETY: a plain syscall on integers; it closes nothing.
+        let r = unsafe {
+            libc::syscall(
+                libc::SYS_close_range,
+                3 as libc::c_uint,
+                libc::c_uint::MAX,
+                libc::CLOSE_RANGE_CLOEXEC as libc::c_uint,
+            )
+        };
+        if r == 0 {
+            return Ok(());
+        }
     }
-    // An older kernel: each open descriptor, as /proc/self/fd lists them.
-    let fds: Vec<i32> = fs::read_dir("/proc/self/fd")?
+    // An older kernel, or another OS: each open descriptor, as listed.
+    mark_listed_close_on_exec()
+}
+
+/// RUN-025's fallback: `fcntl(F_SETFD, FD_CLOEXEC)` on each descriptor
+/// above 2 that `/proc/self/fd` (or `/dev/fd`) lists.
+fn mark_listed_close_on_exec() -> io::Result<()> {
+    let listing = if cfg!(target_os = "linux") {
+        "/proc/self/fd"
+    } else {
+        "/dev/fd"
+    };
+    let fds: Vec<i32> = fs::read_dir(listing)?
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
         .filter(|&fd| fd > 2)
         .collect();
@@ -204,6 +249,7 @@ mod tests {
         );
     }
 
+    #[cfg(target_os = "linux")]
     #[test]
     fn this_processs_own_stat_line_parses() {
         let stat = fs::read_to_string("/proc/self/stat").expect("procfs");
@@ -211,6 +257,23 @@ mod tests {
         assert!(start < end, "the test runner has an environment");
         let maps = fs::read_to_string("/proc/self/maps").expect("procfs");
         assert!(writable_mapping_holds(&maps, start, end));
+    }
+
+    /// The fallback for kernels without CLOSE_RANGE_CLOEXEC, run here on
+    /// a descriptor opened without close-on-exec (the primary path is
+    /// tests/nothing_reachable.rs's, through MCP).
+    #[test]
+    fn the_fallback_marks_an_inherited_descriptor_close_on_exec() {
+        use std::os::fd::AsRawFd;
+        let file = tempfile::tempfile().expect("tempfile");
+        let fd = file.as_raw_fd();
+        // SAFETY: fcntl on a descriptor this test owns.
+        let cloexec = || unsafe { libc::fcntl(fd, libc::F_GETFD) } & libc::FD_CLOEXEC;
+        // SAFETY: as above; clears the flag, as a host's fd 3 would lack it.
+        assert_eq!(unsafe { libc::fcntl(fd, libc::F_SETFD, 0) }, 0);
+        assert_eq!(cloexec(), 0);
+        mark_listed_close_on_exec().expect("listing");
+        assert_eq!(cloexec(), libc::FD_CLOEXEC);
     }
 
     #[test]

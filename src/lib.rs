@@ -8,7 +8,8 @@
 //! (which swaps whole snapshots) and the author linter in [`check`].
 //! [`frontmatter`] and [`declaration`] read SKILL.md strictly; [`fence`]
 //! decides which paths may be read or run; [`grant`] decides which
-//! declared scripts may run; [`run`] runs them. Each module imports only
+//! declared scripts may run; [`run`] runs them, and [`harden`] keeps the
+//! serving process itself out of their reach. Each module imports only
 //! modules below it (README, "Architecture"; `tests/one_way.rs` keeps it
 //! so); rule IDs in comments refer to `spec/`.
 
