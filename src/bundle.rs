@@ -7,7 +7,11 @@
 //! call, one bad path failing only its own slot". The caps bound this
 //! process's allocation: a batch is sized from the opened descriptors
 //! before a byte is read, so the answer never depends on path order and a
-//! 300 MiB file costs at most 1 MiB + 1 byte (spec READ-001..READ-009).
+//! 300 MiB file costs at most 1 MiB (spec READ-001..READ-009). Each file is
+//! then read for no more than it was sized at, and a file that changes
+//! while it is read fails its own slot, so the 4 MiB holds for the bytes
+//! actually read and every `size` served is true of the bytes beside it
+//! (READ-015).
 
 use std::path::Path;
 
@@ -72,7 +76,8 @@ impl Encoding {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Served {
     pub path: String,
-    /// The file's full size, even when only the first 1 MiB is served.
+    /// The file's full size, even when only the first 1 MiB is served: its
+    /// length when opened, which it still had after the read (READ-015).
     pub size: u64,
     pub media_type: &'static str,
     pub encoding: Encoding,
@@ -116,7 +121,7 @@ fn read_opened(path: &str, opened: Opened) -> Result<Served, FenceError> {
         read::read_capped(&opened.file, opened.meta.len(), MAX_FILE_BYTES).map_err(|error| {
             FenceError::Io {
                 path: path.to_owned(),
-                error,
+                error: error.into(),
             }
         })?;
     let (encoding, content) = encode(capped.bytes);
@@ -180,8 +185,10 @@ impl std::error::Error for BatchError {}
 
 /// Reads a batch (READ-005..READ-007): every path is opened and sized
 /// first, the total of what would be served is checked against the call's
-/// limit, and only then is anything read. Entries come back in request
-/// order; a bad path fails only its own slot.
+/// limit, and only then is anything read — each file for no more than it
+/// was sized at, so the limit bounds the bytes read even when the files
+/// grow meanwhile (READ-015). Entries come back in request order; a bad
+/// path, or a file that changed while it was read, fails only its own slot.
 pub fn read_batch(
     skill_dir: &Path,
     paths: &[String],

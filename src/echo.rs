@@ -71,6 +71,30 @@ fn shortened(v: &Value) -> Value {
     }
 }
 
+/// Why a request's `_meta.progressToken` cannot be used, if it cannot
+/// (spec RUN-026). Every progress notification repeats the token whole, a
+/// run sends two a second, so a token is held to the bound a request id is
+/// (HARD-005, [`EXCERPT_BYTES`]): a string of at most that many bytes, or
+/// a whole number a notification can carry exactly. Anything else is
+/// refused before any work, never echoed and never silently dropped.
+pub fn progress_token_refusal(token: &Value) -> Option<String> {
+    let what = match token {
+        Value::String(s) if s.len() <= EXCERPT_BYTES => return None,
+        Value::Number(n) if n.as_i64().is_some() => return None,
+        Value::String(s) => format!("a string of {} bytes", s.len()),
+        Value::Number(_) => "a number that is not a whole number from -2^63 to 2^63-1".to_owned(),
+        Value::Null => "null".to_owned(),
+        Value::Bool(_) => "a boolean".to_owned(),
+        Value::Array(_) => "an array".to_owned(),
+        Value::Object(_) => "an object".to_owned(),
+    };
+    Some(format!(
+        "_meta.progressToken is {what}; this server takes a string of at most {EXCERPT_BYTES} bytes or a whole \
+         number, because every progress notification repeats the token (RUN-026). Nothing was started: send \
+         the call again with a shorter token, or none."
+    ))
+}
+
 /// Tool arguments of the shape `T`, decoded so that a refusal quotes no
 /// argument whole. serde words a wrong type with the value in it (`invalid
 /// type: string "…", expected a boolean`), so an `args` or a `confirm` of
@@ -189,5 +213,34 @@ mod tests {
             (ok.name.len(), ok.args, ok.confirm),
             (big.len(), vec!["a".to_owned()], None)
         );
+    }
+
+    #[test]
+    fn a_progress_token_is_held_to_the_id_bound() {
+        use serde_json::json;
+        for ok in [
+            json!("t"),
+            json!("x".repeat(EXCERPT_BYTES)),
+            json!(7),
+            json!(i64::MIN),
+        ] {
+            assert_eq!(progress_token_refusal(&ok), None, "{ok}");
+        }
+        let long = progress_token_refusal(&json!("x".repeat(1 << 20))).unwrap();
+        assert!(
+            long.contains("1048576 bytes") && long.contains("RUN-026"),
+            "{long}"
+        );
+        assert!(long.len() < 400, "the refusal quotes nothing of the token");
+        for bad in [
+            json!(1.5),
+            json!(u64::MAX),
+            json!(null),
+            json!(true),
+            json!([1]),
+            json!({}),
+        ] {
+            assert!(progress_token_refusal(&bad).is_some(), "{bad}");
+        }
     }
 }

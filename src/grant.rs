@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::catalog::{Catalog, Skill};
 use crate::config::Config;
-use crate::declaration::RunEntry;
+use crate::declaration::{self, RunEntry};
 use crate::interpreters::Interpreters;
 use crate::problem::{Problem, Reason};
 
@@ -106,14 +106,19 @@ impl Grant {
     }
 
     /// The variables this script may be handed, or `None` when it may not
-    /// run at all: the declaration's names intersected with the row's.
+    /// run at all: the declaration's names intersected with the row's. A
+    /// script more than one row names is granted by none (GRANT-009).
     pub fn allows(&self, skill: &str, entry: &RunEntry) -> Option<Vec<String>> {
         let Some(rows) = &self.rows else {
             return Some(entry.env.clone());
         };
-        let row = rows
+        let mut naming = rows
             .iter()
-            .find(|r| r.skill == skill && r.script == entry.script)?;
+            .filter(|r| r.skill == skill && r.script == entry.script);
+        let row = naming.next()?;
+        if naming.next().is_some() {
+            return None;
+        }
         Some(
             entry
                 .env
@@ -124,8 +129,22 @@ impl Grant {
         )
     }
 
-    /// Rows that grant nothing, or grant a variable nobody asked for
-    /// (GRANT-002): each is reported, none widens anything.
+    /// The first row naming this script, when a later row names it too:
+    /// the grant is ambiguous and grants it nothing (GRANT-009).
+    pub fn ambiguous(&self, skill: &str, script: &str) -> Option<usize> {
+        let rows = self.rows.as_ref()?;
+        let mut naming = rows
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.skill == skill && r.script == script)
+            .map(|(i, _)| i);
+        let first = naming.next()?;
+        naming.next().map(|_| first)
+    }
+
+    /// Rows that grant nothing, or grant a variable nobody asked for or no
+    /// script may be handed (GRANT-006, GRANT-007, GRANT-009, DECL-006):
+    /// each is reported, none widens anything.
     pub fn problems(&self, catalog: &Catalog) -> Vec<Problem> {
         let Some(rows) = &self.rows else {
             return Vec::new();
@@ -133,6 +152,21 @@ impl Grant {
         let mut out = Vec::new();
         for (i, row) in rows.iter().enumerate() {
             let path = format!("MCP_SKILL_RUN[{i}]");
+            if let Some(first) = rows[..i]
+                .iter()
+                .position(|r| r.skill == row.skill && r.script == row.script)
+            {
+                out.push(Problem::new(
+                    path,
+                    Reason::Grant,
+                    format!(
+                        "names {:?} of {:?} again (first in MCP_SKILL_RUN[{first}]); rows that name one script \
+                         twice are ambiguous, so none of them grants it (GRANT-009) — keep one row per script",
+                        row.script, row.skill
+                    ),
+                ));
+                continue;
+            }
             let Some(skill) = catalog.get(&row.skill) else {
                 out.push(Problem::new(
                     path,
@@ -158,14 +192,18 @@ impl Grant {
                 continue;
             };
             for var in row.env.iter().filter(|v| !entry.env.contains(v)) {
-                out.push(Problem::new(
-                    path.clone(),
-                    Reason::Grant,
-                    format!(
+                let detail = match declaration::reserved(var) {
+                    Some(why) => format!(
+                        "grants {var:?} to {:?} of {:?}, a variable {why}; no script may be handed it \
+                         (DECL-006), so it is not handed over",
+                        row.script, row.skill
+                    ),
+                    None => format!(
                         "grants {var:?} to {:?} of {:?}, which that script did not ask for; it is not handed over",
                         row.script, row.skill
                     ),
-                ));
+                };
+                out.push(Problem::new(path.clone(), Reason::Grant, detail));
             }
         }
         out
@@ -193,6 +231,14 @@ pub struct Scripts {
 pub const UNGRANTED: &str =
     "declared by the skill and not granted for this registration, so it may not run here";
 
+/// The reason a script named by more than one grant row gives (GRANT-009).
+fn ambiguous_reason(first: usize) -> String {
+    format!(
+        "named by more than one MCP_SKILL_RUN row (first MCP_SKILL_RUN[{first}]), an ambiguous grant, so it may \
+         not run here (GRANT-009); the registration should keep one row per script"
+    )
+}
+
 /// Sorts one skill's declared scripts into runnable, unavailable and
 /// ungranted (GRANT-006, RUN-004).
 pub fn scripts(skill: &Skill, grant: &Grant, interpreters: &Interpreters) -> Scripts {
@@ -213,8 +259,11 @@ pub fn scripts(skill: &Skill, grant: &Grant, interpreters: &Interpreters) -> Scr
                 env,
             });
         } else {
-            out.ungranted
-                .push((entry.script.clone(), UNGRANTED.to_owned()));
+            let why = match grant.ambiguous(&skill.name, &entry.script) {
+                Some(first) => ambiguous_reason(first),
+                None => UNGRANTED.to_owned(),
+            };
+            out.ungranted.push((entry.script.clone(), why));
         }
     }
     out
@@ -297,5 +346,17 @@ mod tests {
             );
             assert_eq!(g.allows("s", &entry("a", &[])), None, "{bad}");
         }
+    }
+
+    #[test]
+    fn two_rows_for_one_script_grant_it_nothing() {
+        let g = Grant::from_config(&config(&[(
+            "MCP_SKILL_RUN",
+            r#"[{"skill":"s","script":"a.js","env":[]},{"skill":"s","script":"b.js"},{"skill":"s","script":"a.js","env":["K"]}]"#,
+        )]));
+        assert_eq!(g.allows("s", &entry("a.js", &["K"])), None);
+        assert_eq!(g.ambiguous("s", "a.js"), Some(0));
+        assert_eq!(g.allows("s", &entry("b.js", &[])), Some(vec![]));
+        assert_eq!(g.ambiguous("s", "b.js"), None);
     }
 }

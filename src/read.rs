@@ -1,36 +1,112 @@
 //! Bounded reads: the caps bound this process's allocation, not only the
 //! answer (README "The tools": "a hosted child has a hard 256 MiB data
-//! limit and a bundle may be larger than that").
+//! limit and a bundle may be larger than that"), and they bound the bytes
+//! actually read, whatever the file does meanwhile (spec READ-015).
 
+use std::fmt;
 use std::fs::File;
 use std::io::{self, Read};
 
 /// What a bounded read got.
 #[derive(Debug)]
 pub struct Capped {
-    /// At most `cap` bytes.
+    /// Exactly min(size, cap) bytes: the file's first bytes, as they were
+    /// while it did not change.
     pub bytes: Vec<u8>,
     /// True when the file held more than `cap` bytes.
     pub truncated: bool,
-    /// The file's size: its metadata length, or what was read if more
-    /// (files such as those in procfs report 0).
+    /// The file's size when it was opened, which it still had after the read.
     pub size: u64,
 }
 
-/// Reads at most `cap + 1` bytes from an opened file (spec READ-004): the
-/// buffer is sized from the descriptor's own length, never beyond `cap + 1`,
-/// so a 300 MiB file costs about `cap` of memory.
-pub fn read_capped(file: &File, len: u64, cap: usize) -> io::Result<Capped> {
-    let want = (len.min(cap as u64) as usize).saturating_add(1);
-    let mut bytes = Vec::with_capacity(want);
-    file.take(cap as u64 + 1).read_to_end(&mut bytes)?;
-    let truncated = bytes.len() > cap;
-    let read = bytes.len() as u64;
-    bytes.truncate(cap);
+/// The file changed while it was read (spec READ-015): its length or its
+/// modification time moved, or it held fewer bytes than its length said.
+/// Nothing of such a read is served, since no `size` would be true of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Changed {
+    /// Its length when it was opened (what the caps were sized from).
+    pub opened: u64,
+    /// Its length after the read.
+    pub now: u64,
+}
+
+impl fmt::Display for Changed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "it changed while it was read ({} bytes when opened, {} now), so nothing of it is served \
+             (READ-015); read it again once it stops changing",
+            self.opened, self.now
+        )
+    }
+}
+
+impl std::error::Error for Changed {}
+
+/// Why a bounded read served nothing.
+#[derive(Debug)]
+pub enum ReadError {
+    Io(io::Error),
+    Changed(Changed),
+}
+
+impl fmt::Display for ReadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ReadError::Io(e) => e.fmt(f),
+            ReadError::Changed(c) => c.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for ReadError {}
+
+impl From<io::Error> for ReadError {
+    fn from(e: io::Error) -> Self {
+        ReadError::Io(e)
+    }
+}
+
+impl From<ReadError> for io::Error {
+    /// For doors whose errors carry an `io::Error`; a change stays
+    /// recognizable (`get_ref` downcasts to [`Changed`]).
+    fn from(e: ReadError) -> Self {
+        match e {
+            ReadError::Io(e) => e,
+            ReadError::Changed(c) => io::Error::other(c),
+        }
+    }
+}
+
+/// Reads the first min(`len`, `cap`) bytes of an opened file whose
+/// descriptor said it was `len` bytes long (spec READ-004, READ-015).
+///
+/// Never more: a batch sized from those lengths reads no more than it was
+/// sized for, however the files grow meanwhile, and a 300 MiB file costs
+/// `cap` of memory. `truncated` comes from the length, not from reading a
+/// byte past the cap. The descriptor is looked at before and after: a
+/// length or modification time that moved, or fewer bytes than the length
+/// promised, is [`Changed`], so what is served is always consistent with
+/// the `size` reported beside it.
+pub fn read_capped(file: &File, len: u64, cap: usize) -> Result<Capped, ReadError> {
+    let before = file.metadata()?;
+    let want = len.min(cap as u64);
+    let mut bytes = Vec::with_capacity(usize::try_from(want).unwrap_or(cap));
+    file.take(want).read_to_end(&mut bytes)?;
+    let after = file.metadata()?;
+    let moved = before.len() != len
+        || after.len() != len
+        || before.modified().ok() != after.modified().ok();
+    if moved || bytes.len() as u64 != want {
+        return Err(ReadError::Changed(Changed {
+            opened: len,
+            now: after.len(),
+        }));
+    }
     Ok(Capped {
         bytes,
-        truncated,
-        size: len.max(read),
+        truncated: len > cap as u64,
+        size: len,
     })
 }
 
@@ -53,18 +129,58 @@ mod tests {
     use super::*;
     use std::io::Write;
 
-    #[test]
-    fn a_capped_read_stops_at_cap_plus_one() {
+    fn file_of(n: usize) -> File {
         let mut f = tempfile::tempfile().unwrap();
-        f.write_all(&[b'a'; 100]).unwrap();
-        let len = f.metadata().unwrap().len();
+        f.write_all(&vec![b'a'; n]).unwrap();
         use std::io::Seek;
         f.rewind().unwrap();
-        let c = read_capped(&f, len, 10).unwrap();
+        f
+    }
+
+    #[test]
+    fn a_capped_read_reads_at_most_the_cap() {
+        let f = file_of(100);
+        let c = read_capped(&f, 100, 10).unwrap();
         assert_eq!((c.bytes.len(), c.truncated, c.size), (10, true, 100));
-        f.rewind().unwrap();
-        let c = read_capped(&f, len, 100).unwrap();
-        assert_eq!((c.bytes.len(), c.truncated), (100, false));
+        let f = file_of(100);
+        let c = read_capped(&f, 100, 100).unwrap();
+        assert_eq!((c.bytes.len(), c.truncated, c.size), (100, false, 100));
+        let f = file_of(0);
+        let c = read_capped(&f, 0, 100).unwrap();
+        assert_eq!((c.bytes.len(), c.truncated, c.size), (0, false, 0));
+    }
+
+    #[test]
+    fn a_file_that_is_not_the_length_it_was_opened_at_has_changed() {
+        // Grew after it was sized: reading on would exceed what was planned.
+        let f = file_of(100);
+        let e = read_capped(&f, 40, 1000).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                ReadError::Changed(Changed {
+                    opened: 40,
+                    now: 100
+                })
+            ),
+            "{e:?}"
+        );
+        // Shrank: fewer bytes than the size a reply would state.
+        let f = file_of(100);
+        let e = read_capped(&f, 400, 1000).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                ReadError::Changed(Changed {
+                    opened: 400,
+                    now: 100
+                })
+            ),
+            "{e:?}"
+        );
+        assert!(e.to_string().contains("READ-015"), "{e}");
+        let io: io::Error = e.into();
+        assert!(io.get_ref().is_some_and(|e| e.is::<Changed>()));
     }
 
     #[test]

@@ -56,7 +56,8 @@ impl Report {
                 parts.push(format!("unavailable: {}", names.join(", ")));
             }
             if !s.ungranted_scripts.is_empty() {
-                // The reason is always grant::UNGRANTED; the grant line says it.
+                // The grant line says why (and a grant problem, when two rows
+                // name one script: GRANT-009).
                 let names: Vec<String> = s
                     .ungranted_scripts
                     .iter()

@@ -24,7 +24,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, tool, tool_handler, tool_router};
 
-use crate::echo::Args;
+use crate::echo::{Args, progress_token_refusal};
 use crate::reload::Live;
 use crate::run::{RunLock, Watch};
 use crate::shapes::*;
@@ -189,6 +189,14 @@ impl SkillServer {
         Parameters(Args(args)): Parameters<Args<RunArgs>>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<Json<RunAnswer>, String> {
+        // A token every notification would repeat is bounded (RUN-026).
+        if let Some(why) = ctx
+            .meta
+            .get("progressToken")
+            .and_then(progress_token_refusal)
+        {
+            return Err(why);
+        }
         let served = self.live.current();
         // Progress only when the client asked for it (RUN-022).
         let token = ctx.meta.get_progress_token();

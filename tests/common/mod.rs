@@ -108,6 +108,11 @@ impl Session {
             .expect("a reply within 20 s")
     }
 
+    /// The next line the server writes, if one comes within `within`.
+    pub fn line_within(&mut self, within: Duration) -> Option<String> {
+        self.lines.recv_timeout(within).ok()
+    }
+
     /// Calls a tool and returns its structuredContent (panics on isError).
     pub fn tool(&mut self, name: &str, args: Value) -> Value {
         let r = self.request("tools/call", json!({"name": name, "arguments": args}));
