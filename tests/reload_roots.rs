@@ -185,6 +185,32 @@ fn a_root_deleted_and_recreated_is_watched_again_and_said_missing_meanwhile() {
     s.finish();
 }
 
+/// RELOAD-008: a root missing at boot (a deploy not done yet) is served
+/// with its problem, and picked up when it appears, without a SIGHUP.
+#[test]
+fn a_root_missing_at_boot_is_watched_once_it_appears() {
+    let base = tempfile::tempdir().unwrap();
+    let root = base.path().join("skills");
+    let mut s = watching(&root);
+    let boot = settle(&mut s);
+    assert_eq!(names(&boot), Vec::<String>::new(), "{boot}");
+    assert_eq!(boot["problems"][0]["reason"], "root-unreadable", "{boot}");
+
+    skill(&root, "alpha");
+    let (list, took) = until_list_changed(&mut s, "the root, created after boot");
+    assert_eq!(names(&list), ["alpha"], "{list}");
+    assert_eq!(list["problems"], json!([]), "{list}");
+    eprintln!(
+        "root created after boot: seen {} ms after it",
+        took.as_millis()
+    );
+    settle(&mut s);
+    skill(&root, "beta");
+    let (list, _) = until_list_changed(&mut s, "a skill added to it");
+    assert_eq!(names(&list), ["alpha", "beta"], "{list}");
+    s.finish();
+}
+
 /// RELOAD-009: a directory renamed into the root's place (the old one
 /// renamed away first) is served and watched; the old one is not.
 #[test]

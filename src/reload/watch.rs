@@ -41,9 +41,17 @@ struct Watched {
     real: PathBuf,
 }
 
+/// A directory holding a root, watched non-recursively at its configured
+/// path, with the directory (device, inode) that path was when watched.
+struct Parent {
+    path: PathBuf,
+    watched: Option<(u64, u64)>,
+}
+
 /// The running watcher. Dropping it stops watching.
 pub struct Watcher {
     inner: Inner,
+    parents: Vec<Parent>,
     roots: Vec<Root>,
     /// The real paths watched now, which the event handler counts as
     /// roots beside the configured paths.
@@ -72,13 +80,15 @@ fn resolve(path: &Path) -> Option<Watched> {
 /// open or an access — ours included — cannot) and that touch a root, by
 /// its configured or its real path: an event from a root's parent
 /// directory about a sibling of the root is not a change (RELOAD-004,
-/// RELOAD-011).
+/// RELOAD-011). A lost-events notice (the kernel's queue overflowed)
+/// always is.
 fn matters(event: &notify::Event, roots: &[PathBuf], real: &[PathBuf]) -> bool {
-    !matches!(event.kind, EventKind::Access(_))
-        && event
-            .paths
-            .iter()
-            .any(|p| roots.iter().chain(real).any(|r| p.starts_with(r)))
+    event.need_rescan()
+        || (!matches!(event.kind, EventKind::Access(_))
+            && event
+                .paths
+                .iter()
+                .any(|p| roots.iter().chain(real).any(|r| p.starts_with(r))))
 }
 
 /// The directories holding the roots, each once, leaving out those a root
@@ -108,7 +118,7 @@ impl Watcher {
         // not walked into; the root's own path is still resolved, so a
         // symlinked root is watched where it points (RELOAD-011).
         let config = notify::Config::default().with_follow_symlinks(false);
-        let mut inner = notify_debouncer_full::new_debouncer_opt(
+        let inner = notify_debouncer_full::new_debouncer_opt(
             DEBOUNCE,
             None,
             move |res: DebounceEventResult| {
@@ -124,19 +134,15 @@ impl Watcher {
             RecommendedCache::new(),
             config,
         )?;
-        // The parents first: watching a directory non-recursively after a
-        // recursive watch of it would turn the recursive one off.
-        for parent in parents(roots) {
-            if let Err(e) = inner.watch(&parent, RecursiveMode::NonRecursive) {
-                tracing::warn!(
-                    dir = %parent.display(),
-                    error = %e,
-                    "cannot watch the directory holding a root: a root replaced there is seen only on SIGHUP (RELOAD-008)"
-                );
-            }
-        }
         let mut w = Watcher {
             inner,
+            parents: parents(roots)
+                .into_iter()
+                .map(|path| Parent {
+                    path,
+                    watched: None,
+                })
+                .collect(),
             roots: roots
                 .iter()
                 .map(|r| Root {
@@ -146,10 +152,42 @@ impl Watcher {
                 .collect(),
             real,
         };
+        // The parents first: watching a directory non-recursively after a
+        // recursive watch of it would turn the recursive one off.
+        for i in 0..w.parents.len() {
+            w.watch_parent(i);
+        }
         for i in 0..w.roots.len() {
             w.watch_root(i);
         }
         Ok(w)
+    }
+
+    /// (Re)watches parent `i` as its path resolves now. Left unwatched
+    /// (and retried at the next resync) when it cannot be watched.
+    fn watch_parent(&mut self, i: usize) {
+        let Some(parent) = self.parents.get_mut(i) else {
+            return;
+        };
+        if parent.watched.take().is_some() {
+            let _ = self.inner.unwatch(&parent.path);
+        }
+        let now = identity(&parent.path);
+        let result = match now {
+            Some(_) => self
+                .inner
+                .watch(&parent.path, RecursiveMode::NonRecursive)
+                .map_err(|e| e.to_string()),
+            None => Err("it is not a directory".to_owned()),
+        };
+        match result {
+            Ok(()) => parent.watched = now,
+            Err(e) => tracing::warn!(
+                dir = %parent.path.display(),
+                error = %e,
+                "cannot watch the directory holding a root: a root replaced there is seen at the next SIGHUP (RELOAD-008)"
+            ),
+        }
     }
 
     /// (Re)watches root `i` as its path resolves now.
@@ -171,11 +209,19 @@ impl Watcher {
             tracing::warn!(root = %root.path.display(), "this root is missing; watching resumes when it is back (RELOAD-010)");
             return;
         };
+        // Known to the event handler before the first event can come.
         if let Ok(mut real) = self.real.write() {
             real.push(now.real.clone());
         }
         if let Err(e) = self.inner.watch(&now.real, RecursiveMode::Recursive) {
-            tracing::warn!(root = %root.path.display(), error = %e, "cannot watch this root");
+            tracing::warn!(root = %root.path.display(), error = %e, "cannot watch this root; retried at the next rescan");
+            // Whatever part of it was watched is let go now, and the
+            // mismatch makes the next resync try again.
+            let _ = self.inner.unwatch(&now.real);
+            if let Ok(mut real) = self.real.write() {
+                real.retain(|r| *r != now.real);
+            }
+            root.watched = None;
         }
     }
 
@@ -184,6 +230,14 @@ impl Watcher {
     /// (RELOAD-008, RELOAD-009). Called before each rescan, so the rescan
     /// that follows also covers whatever was written before the new watch.
     pub fn resync(&mut self) {
+        for i in 0..self.parents.len() {
+            let Some(parent) = self.parents.get(i) else {
+                continue;
+            };
+            if identity(&parent.path) != parent.watched {
+                self.watch_parent(i);
+            }
+        }
         for i in 0..self.roots.len() {
             let Some(root) = self.roots.get(i) else {
                 continue;
@@ -226,6 +280,8 @@ mod tests {
             &roots,
             &real
         ));
+        let lost = notify::Event::new(EventKind::Other).set_flag(notify::event::Flag::Rescan);
+        assert!(matters(&lost, &roots, &real));
     }
 
     #[test]
