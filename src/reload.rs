@@ -167,7 +167,8 @@ pub fn listen_for_hangup() -> Option<tokio::signal::unix::Signal> {
 
 /// Starts SIGHUP handling (any mode) and, when `watch` is set and no host
 /// started us, a debounced watch of every root (RELOAD-001, RELOAD-004,
-/// RELOAD-006). Each swap that changed something sends
+/// RELOAD-006) that follows a root being replaced ([`watch`],
+/// RELOAD-008..RELOAD-011). Each swap that changed something sends
 /// `notifications/prompts/list_changed` and/or
 /// `notifications/resources/list_changed` to `peer`; the tool set never
 /// changes, so `notifications/tools/list_changed` is never sent.
@@ -216,7 +217,8 @@ pub fn start(
             }
         }
     };
-    let resync = watcher.clone();
+    // Weak: dropping the Reloader still stops the watching.
+    let resync = watcher.as_ref().map(Arc::downgrade);
     tokio::spawn(async move {
         while rx.recv().await.is_some() {
             // Trailing-edge debounce on top of the watcher's: wait until the
@@ -238,7 +240,7 @@ pub fn start(
                 // A root replaced since the last rescan is watched afresh
                 // first, so this rescan covers anything written before
                 // the new watch took hold (RELOAD-008, RELOAD-009).
-                if let Some(w) = w
+                if let Some(w) = w.and_then(|w| w.upgrade())
                     && let Ok(mut w) = w.lock()
                 {
                     w.resync();
