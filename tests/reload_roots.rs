@@ -211,10 +211,22 @@ fn a_root_missing_at_boot_is_watched_once_it_appears() {
     s.finish();
 }
 
-/// RELOAD-009: a directory renamed into the root's place (the old one
-/// renamed away first) is served and watched; the old one is not.
-#[test]
-fn a_directory_renamed_into_the_roots_place_is_served_and_watched() {
+/// How a new directory takes the root's place.
+#[derive(Debug, Clone, Copy)]
+enum Swap {
+    /// `mv skills skills.old; mv skills.new skills`.
+    RenameAwayThenIn,
+    /// `renameat2(RENAME_EXCHANGE)`: one atomic step, after which the old
+    /// tree is at `skills.new`.
+    Exchange,
+}
+
+/// RELOAD-009: a directory put into the root's place is served and
+/// watched; the one it replaced is not.
+#[rstest::rstest]
+fn a_directory_put_into_the_roots_place_is_served_and_watched(
+    #[values(Swap::RenameAwayThenIn, Swap::Exchange)] swap: Swap,
+) {
     let base = tempfile::tempdir().unwrap();
     let root = base.path().join("skills");
     let next = base.path().join("skills.new");
@@ -225,32 +237,46 @@ fn a_directory_renamed_into_the_roots_place_is_served_and_watched() {
 
     skill(&next, "alpha");
     skill(&next, "beta");
-    std::fs::rename(&root, &old).unwrap();
-    std::fs::rename(&next, &root).unwrap();
+    let old = match swap {
+        Swap::RenameAwayThenIn => {
+            std::fs::rename(&root, &old).unwrap();
+            std::fs::rename(&next, &root).unwrap();
+            old
+        }
+        Swap::Exchange => {
+            use nix::fcntl::{AT_FDCWD, RenameFlags, renameat2};
+            renameat2(
+                AT_FDCWD,
+                &next,
+                AT_FDCWD,
+                &root,
+                RenameFlags::RENAME_EXCHANGE,
+            )
+            .unwrap();
+            next
+        }
+    };
     let (list, took) = until_list_changed(&mut s, "the swapped-in directory");
     assert_eq!(names(&list), ["alpha", "beta"], "{list}");
     assert!(list.get("reloadRefused").is_none(), "{list}");
     eprintln!(
-        "directory swap: list_changed {} ms after the rename",
+        "{swap:?}: list_changed {} ms after the swap",
         took.as_millis()
     );
     let generation = settle(&mut s)["generation"].clone();
 
-    // The old directory is no longer watched.
+    // The replaced directory is no longer watched.
     skill(&old, "stale");
     std::thread::sleep(QUIET);
     let (list, changed) = list_noting(&mut s);
-    assert!(
-        !changed,
-        "a write to the renamed-away root woke a swap: {list}"
-    );
+    assert!(!changed, "a write to the replaced root woke a swap: {list}");
     assert_eq!(list["generation"], generation, "{list}");
 
     skill(&root, "gamma");
     let (list, took) = until_list_changed(&mut s, "a skill added after the swap");
     assert_eq!(names(&list), ["alpha", "beta", "gamma"], "{list}");
     eprintln!(
-        "directory swap: next change seen {} ms after it",
+        "{swap:?}: next change seen {} ms after it",
         took.as_millis()
     );
     s.finish();
