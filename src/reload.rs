@@ -1,4 +1,4 @@
-//! Reload without restart — opt-in (spec RELOAD-001..RELOAD-008).
+//! Reload without restart — opt-in (spec RELOAD-001..RELOAD-012).
 //!
 //! The design of record scans once at boot and holds the catalog in memory;
 //! that stays the default. `--watch` (or `SKILL_MCP_WATCH=1`) watches the
@@ -9,6 +9,10 @@
 //! A rescan during which a configured root could not be read is not
 //! swapped in — the old snapshot stays and the refusal is reported — so a
 //! directory vanishing mid-scan never empties the catalog by accident.
+//! What `--watch` watches, and how it follows a replaced root, is
+//! [`watch`].
+
+mod watch;
 
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
@@ -111,7 +115,8 @@ impl Live {
             .find(|p| p.reason == Reason::RootUnreadable)
         {
             let why = format!(
-                "rescan {} was not swapped in: the root {} could not be read ({}); generation {} stays",
+                "rescan {} was not swapped in: the root {} could not be read ({}); generation {} stays (RELOAD-003, RELOAD-010). \
+                 Put the root back: under --watch its return is picked up by itself, otherwise send SIGHUP",
                 old.generation + 1,
                 p.path,
                 p.detail,
@@ -150,18 +155,7 @@ impl Live {
 /// The reload machinery kept alive for the session: the file watcher, when
 /// watching.
 pub struct Reloader {
-    _watcher: Option<
-        notify_debouncer_full::Debouncer<
-            notify::RecommendedWatcher,
-            notify_debouncer_full::RecommendedCache,
-        >,
-    >,
-}
-
-/// True for file-system events that can change what is served (a read, an
-/// open or an access — ours included — cannot).
-fn matters(kind: &notify::EventKind) -> bool {
-    !matches!(kind, notify::EventKind::Access(_))
+    _watcher: Option<Arc<Mutex<watch::Watcher>>>,
 }
 
 /// Takes over SIGHUP. Called first thing at startup, so a SIGHUP that
@@ -173,7 +167,8 @@ pub fn listen_for_hangup() -> Option<tokio::signal::unix::Signal> {
 
 /// Starts SIGHUP handling (any mode) and, when `watch` is set and no host
 /// started us, a debounced watch of every root (RELOAD-001, RELOAD-004,
-/// RELOAD-006). Each swap that changed something sends
+/// RELOAD-006) that follows a root being replaced ([`watch`],
+/// RELOAD-008..RELOAD-011). Each swap that changed something sends
 /// `notifications/prompts/list_changed` and/or
 /// `notifications/resources/list_changed` to `peer`; the tool set never
 /// changes, so `notifications/tools/list_changed` is never sent.
@@ -209,26 +204,12 @@ pub fn start(
         None
     } else {
         let events = tx.clone();
-        let made = notify_debouncer_full::new_debouncer(
-            DEBOUNCE,
-            None,
-            move |res: notify_debouncer_full::DebounceEventResult| {
-                if let Ok(evs) = res
-                    && evs.iter().any(|e| matters(&e.event.kind))
-                {
-                    let _ = events.try_send(());
-                }
-            },
-        );
-        match made {
-            Ok(mut d) => {
-                for root in &config.roots {
-                    if let Err(e) = d.watch(root, notify::RecursiveMode::Recursive) {
-                        tracing::warn!(root = %root.display(), error = %e, "cannot watch this root");
-                    }
-                }
+        match watch::Watcher::start(&config.roots, move || {
+            let _ = events.try_send(());
+        }) {
+            Ok(w) => {
                 tracing::info!(roots = config.roots.len(), "watching the roots for changes");
-                Some(d)
+                Some(Arc::new(Mutex::new(w)))
             }
             Err(e) => {
                 tracing::warn!(error = %e, "cannot start the file watcher; the catalog stays the boot scan");
@@ -236,6 +217,8 @@ pub fn start(
             }
         }
     };
+    // Weak: dropping the Reloader still stops the watching.
+    let resync = watcher.as_ref().map(Arc::downgrade);
     tokio::spawn(async move {
         while rx.recv().await.is_some() {
             // Trailing-edge debounce on top of the watcher's: wait until the
@@ -252,8 +235,20 @@ pub fn start(
                     break;
                 }
             }
-            let (l, c) = (Arc::clone(&live), config.clone());
-            let Ok(changed) = tokio::task::spawn_blocking(move || l.rescan(&c)).await else {
+            let (l, c, w) = (Arc::clone(&live), config.clone(), resync.clone());
+            let Ok(changed) = tokio::task::spawn_blocking(move || {
+                // A root replaced since the last rescan is watched afresh
+                // first, so this rescan covers anything written before
+                // the new watch took hold (RELOAD-008, RELOAD-009).
+                if let Some(w) = w.and_then(|w| w.upgrade())
+                    && let Ok(mut w) = w.lock()
+                {
+                    w.resync();
+                }
+                l.rescan(&c)
+            })
+            .await
+            else {
                 continue;
             };
             if let Some(changed) = changed {
