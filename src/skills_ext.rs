@@ -276,7 +276,7 @@ impl SkillsView {
             now.push(meta);
         }
         if total > SKX_MAX_SKILL_BYTES {
-            return Ok(Manifest::Dynamic(too_large(total)));
+            return Ok(Manifest::Dynamic(too_large(&skill.name, total)));
         }
         let table = self
             .tables
@@ -306,7 +306,7 @@ impl SkillsView {
             } = hash(skill, f.path, left, began, stop)?;
             hashed = hashed.saturating_add(size);
             if hashed > SKX_MAX_SKILL_BYTES {
-                return Ok(Manifest::Dynamic(too_large(hashed)));
+                return Ok(Manifest::Dynamic(too_large(&skill.name, hashed)));
             }
             if let Ok(mut t) = table.lock() {
                 let t = t.get_or_insert_with(|| vec![Slot::default(); skill.files.len()].into());
@@ -352,13 +352,13 @@ fn over_limits(skill: &Skill, room: usize) -> Option<String> {
     let n = skill.files.len();
     if n > SKX_MAX_RESOURCES {
         return Some(format!(
-            "this skill has {n} files, over the {SKX_MAX_RESOURCES} resources SEP-2640 lets a manifest list; \
+            "this skill has {n} files, over the {SKX_MAX_RESOURCES} resources SEP-2640 lets a manifest list (SKX-013); \
              list its files with resources/directory/read (skill://{}) and read them with resources/read",
             skill.name
         ));
     }
     if skill.bytes > SKX_MAX_SKILL_BYTES {
-        return Some(too_large(skill.bytes));
+        return Some(too_large(&skill.name, skill.bytes));
     }
     let json: usize = skill
         .files
@@ -367,7 +367,7 @@ fn over_limits(skill: &Skill, room: usize) -> Option<String> {
         .sum();
     (json > room).then(|| {
         format!(
-            "its manifest of {n} files would take {json} characters, more than one answer holds; \
+            "its manifest of {n} files would take {json} characters, more than one answer holds (SKX-015); \
              list its files with resources/directory/read (skill://{}) and read them with resources/read",
             skill.name
         )
@@ -375,11 +375,11 @@ fn over_limits(skill: &Skill, room: usize) -> Option<String> {
 }
 
 /// The words for a skill over the byte cap.
-fn too_large(bytes: u64) -> String {
+fn too_large(name: &str, bytes: u64) -> String {
     format!(
         "its files hold {bytes} bytes, over the 16 MiB ({SKX_MAX_SKILL_BYTES} bytes) SEP-2640 lets a skill with \
-         a manifest hold, so no digests are computed for it; list its files with resources/directory/read and \
-         read them with resources/read"
+         a manifest hold, so no digests are computed for it (SKX-013); list its files with \
+         resources/directory/read (skill://{name}) and read them with resources/read"
     )
 }
 

@@ -330,3 +330,38 @@ fn every_skills_list_page_fits_the_answer_budget() {
         assert!(r["error"]["message"].as_str().unwrap().contains(bad), "{r}");
     }
 }
+
+/// SKX-016: `skills/get` finds each of 300 skills by its SKILL.md URI,
+/// exactly as `skills/list` writes it, and refuses every near miss.
+#[test]
+fn skills_get_finds_every_skill_by_its_uri_and_nothing_else() {
+    let root = tempfile::tempdir().unwrap();
+    let names: Vec<String> = (0..300).map(|i| format!("s{i:06}")).collect();
+    for n in &names {
+        write_skill(root.path(), n, &[("data.txt", n.as_bytes())]);
+    }
+    let mut s = start(root.path(), &[]);
+    for n in &names {
+        assert_eq!(
+            digest_of(&mut s, n, "data.txt"),
+            sha256(n.as_bytes()),
+            "{n}"
+        );
+    }
+    for miss in [
+        "skill://s000001/SKILL.md/",
+        "skill://s000001/SKILL.mdx",
+        "skill://s000001/./SKILL.md",
+        "skill://S000001/SKILL.md",
+        "skill://s000001/data.txt",
+        "skill://s000001",
+        "skill://s00000/SKILL.md",
+        "skill://s0000010/SKILL.md",
+        "skill://s%30000001/SKILL.md",
+        "skill://s000300/SKILL.md",
+        "skills://s000001/SKILL.md",
+    ] {
+        let r = s.request("skills/get", json!({"uri": miss}));
+        assert_eq!(r["error"]["code"], -32602, "{miss}: {r}");
+    }
+}

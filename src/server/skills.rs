@@ -139,7 +139,7 @@ fn read_cursor(snap: &Snapshot, cursor: Option<&str>) -> Result<usize, McpError>
         .ok_or_else(|| {
             McpError::invalid_params(
                 format!(
-                    "invalid cursor {}: it is not one skills/list handed out; pass back the nextCursor of the previous page (SKX-008)",
+                    "invalid cursor {}: it is not one skills/list handed out; pass back the nextCursor of the previous page (SKX-008, SKX-015)",
                     excerpt(c)
                 ),
                 None,
