@@ -119,10 +119,10 @@ pub enum Manifest {
 /// `{"uri":"…","digest":"sha256:<64>","size":N}`, known before hashing:
 /// a digest's width never changes.
 fn resource_json_len(skill: &str, path: &str, size: u64) -> usize {
-    // {"uri":"","digest":"sha256:","size":} is 37 bytes; 64 hex digits;
-    // the URI; the size's digits; one comma.
+    // {"uri":,"digest":"sha256:","size":} is 35 bytes; 64 hex digits;
+    // the URI as a JSON string; the size's digits; one comma.
     let uri_len = serde_json::to_string(&uri::for_file(skill, path)).map_or(0, |s| s.len());
-    37 + 64 + uri_len + size.to_string().len() + 1
+    35 + 64 + uri_len + size.to_string().len() + 1
 }
 
 /// A digest as the extension writes it: `sha256:` and 64 hex digits.
@@ -432,4 +432,64 @@ fn hash(
         sum: hasher.finalize().into(),
         settled,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rmcp::model::SkillResource;
+    use std::time::Duration;
+
+    /// The size known before hashing is the size written (SKX-015): a
+    /// page is cut from it, so it must never be short.
+    #[test]
+    fn a_resource_s_json_length_is_known_before_hashing() {
+        let digest = shown(&[0xab; 32]);
+        for (skill, path, size) in [
+            ("good", "SKILL.md", 0),
+            ("a-b", "dir/sub dir/ünï \"quoted\".txt", 1_048_577),
+            ("x", "tab\there/%", u64::MAX),
+        ] {
+            let written = serde_json::to_string(&SkillResource::new(
+                uri::for_file(skill, path),
+                digest.clone(),
+                size,
+            ))
+            .unwrap();
+            assert_eq!(
+                resource_json_len(skill, path, size),
+                written.len() + 1,
+                "{written}"
+            );
+        }
+    }
+
+    /// SKX-014: a file written just now is not settled; one whose times
+    /// are older than the margin is; the key changes with the bytes'
+    /// file even at the same size and mtime.
+    #[test]
+    fn validity_moves_with_a_rewrite_and_fresh_files_are_not_settled() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f");
+        std::fs::write(&p, b"one").unwrap();
+        let first = std::fs::metadata(&p).unwrap();
+        let now = SystemTime::now();
+        assert!(!settled(&first, now));
+        assert!(settled(
+            &first,
+            now + Duration::from_secs(DIGEST_SETTLE_SECS + 1)
+        ));
+        std::thread::sleep(Duration::from_millis(20));
+        std::fs::write(&p, b"two").unwrap();
+        let f = std::fs::File::options().write(true).open(&p).unwrap();
+        f.set_modified(first.modified().unwrap()).unwrap();
+        let second = std::fs::metadata(&p).unwrap();
+        assert_eq!(
+            (first.len(), first.modified().unwrap()),
+            (second.len(), second.modified().unwrap())
+        );
+        assert_ne!(validity(&first), validity(&second));
+        assert_eq!(validity(&second), validity(&std::fs::metadata(&p).unwrap()));
+        assert_eq!(validity(&second) & SETTLED, 0);
+    }
 }
