@@ -288,6 +288,8 @@ impl SkillsView {
         };
         let mut out = Vec::with_capacity(now.len());
         let mut hashed = 0u64;
+        // One read buffer for the whole manifest, made on the first miss.
+        let mut buf = Vec::new();
         for (fi, (f, meta)) in skill.files.iter().zip(&now).enumerate() {
             let key = validity(meta);
             if let Some(slot) = kept(fi)
@@ -303,7 +305,7 @@ impl SkillsView {
                 size,
                 sum,
                 settled,
-            } = hash(skill, f.path, left, began, stop)?;
+            } = hash(skill, f.path, left, began, &mut buf, stop)?;
             hashed = hashed.saturating_add(size);
             if hashed > SKX_MAX_SKILL_BYTES {
                 return Ok(Manifest::Dynamic(too_large(&skill.name, hashed)));
@@ -401,6 +403,7 @@ fn hash(
     path: &str,
     cap: u64,
     began: SystemTime,
+    buf: &mut Vec<u8>,
     stop: &AtomicBool,
 ) -> Result<Hashed, String> {
     let opened = fence::open(&skill.dir, path).map_err(|e| e.to_string())?;
@@ -408,14 +411,16 @@ fn hash(
     let settled = settled(&opened.meta, began);
     let mut hasher = Sha256::new();
     let mut file = (&opened.file).take(cap.saturating_add(1));
-    let mut buf = vec![0u8; 64 * 1024];
+    if buf.is_empty() {
+        buf.resize(64 * 1024, 0);
+    }
     let mut size = 0u64;
     loop {
         if stop.load(Ordering::Relaxed) {
             return Err("the request was cancelled".into());
         }
         let n = file
-            .read(&mut buf)
+            .read(buf)
             .map_err(|e| format!("{path:?} could not be read: {e}"))?;
         if n == 0 {
             break;
