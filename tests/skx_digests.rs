@@ -365,3 +365,40 @@ fn skills_get_finds_every_skill_by_its_uri_and_nothing_else() {
         assert_eq!(r["error"]["code"], -32602, "{miss}: {r}");
     }
 }
+
+/// SKX-018: a directory of a `dynamic` skill is listed in pages of 500
+/// that, followed through their cursors, name every file once.
+#[test]
+fn a_large_directory_is_read_in_pages_that_name_every_file() {
+    let root = tempfile::tempdir().unwrap();
+    common::skill(root.path(), "many");
+    fs::create_dir_all(root.path().join("many/data")).unwrap();
+    for i in 0..1_234 {
+        fs::write(root.path().join(format!("many/data/f{i:04}")), b"x").unwrap();
+    }
+    let mut s = start(root.path(), &[]);
+    let get = s.request("skills/get", json!({"uri": "skill://many/SKILL.md"}));
+    assert_eq!(get["result"]["skill"]["resources"], "dynamic", "{get}");
+    let mut seen = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let mut params = json!({"uri": "skill://many/data"});
+        if let Some(c) = &cursor {
+            params["cursor"] = json!(c);
+        }
+        let r = s.request("resources/directory/read", params);
+        let page = r["result"]["resources"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{r}"));
+        assert!(page.len() <= 500, "{} children on one page", page.len());
+        seen.extend(page.iter().map(|c| c["uri"].as_str().unwrap().to_owned()));
+        match r["result"]["nextCursor"].as_str() {
+            Some(c) => cursor = Some(c.to_owned()),
+            None => break,
+        }
+    }
+    let want: Vec<String> = (0..1_234)
+        .map(|i| format!("skill://many/data/f{i:04}"))
+        .collect();
+    assert_eq!(seen, want);
+}

@@ -323,7 +323,7 @@ impl ServerHandler for SkillServer {
         _: RequestContext<RoleServer>,
     ) -> Result<ReadResourceDirectoryResult, McpError> {
         let served = self.live.current();
-        skills::directory(&served, &request.uri)
+        skills::directory(&served, &request.uri, request.cursor.as_deref())
     }
 
     async fn read_resource(

@@ -16,9 +16,10 @@ use rmcp::model::{
 
 use crate::bundle;
 use crate::catalog;
+use crate::cursor;
 use crate::echo::excerpt;
 use crate::frontmatter;
-use crate::limits::SKILLS_PAGE_SIZE;
+use crate::limits::{LIST_PAGE_SIZE, SKILLS_PAGE_SIZE};
 use crate::skills_ext::{Manifest, skill_uri};
 use crate::snapshot::Snapshot;
 use crate::uri;
@@ -216,7 +217,13 @@ pub fn get(snap: &Snapshot, uri_text: &str, stop: &AtomicBool) -> Result<GetSkil
 /// `resources/directory/read` (SKX-004): the direct children of a
 /// skill's directory (`skill://<name>`) or of a directory inside it,
 /// from the manifest.
-pub fn directory(snap: &Snapshot, uri_text: &str) -> Result<ReadResourceDirectoryResult, McpError> {
+/// Pages of 500 children, as every other list (SKX-018, READ-011): a
+/// `dynamic` skill (SKX-013) may hold 10,000 files in one directory.
+pub fn directory(
+    snap: &Snapshot,
+    uri_text: &str,
+    cursor: Option<&str>,
+) -> Result<ReadResourceDirectoryResult, McpError> {
     let catalog = &snap.catalog;
     let not_dir = || {
         McpError::invalid_params(
@@ -269,5 +276,11 @@ pub fn directory(snap: &Snapshot, uri_text: &str) -> Result<ReadResourceDirector
     if !any {
         return Err(not_dir());
     }
-    Ok(ReadResourceDirectoryResult::with_all_items(children))
+    let start = cursor::parse(cursor, children.len(), LIST_PAGE_SIZE)?;
+    let end = (start + LIST_PAGE_SIZE).min(children.len());
+    let next = cursor::next(end, children.len());
+    children.truncate(end);
+    let mut r = ReadResourceDirectoryResult::with_all_items(children.split_off(start));
+    r.next_cursor = next;
+    Ok(r)
 }
