@@ -71,13 +71,32 @@ pub const MAX_ANSWER_BUDGET_CHARS: usize = 16 * 1024 * 1024;
 /// longer is refused before any matching.
 pub const MAX_QUERY_BYTES: usize = 1024;
 
-/// Skills per `skills/list` page (spec SKX-008): a page hashes every file
-/// of its skills the first time, so pages are kept smaller than resource
-/// pages.
+/// Most skills on one `skills/list` page (spec SKX-008); a page also
+/// stops where its next entry would take it past the answer budget
+/// (SKX-015), so this only bounds how many entries one page builds.
 pub const SKILLS_PAGE_SIZE: usize = 100;
 
-/// Most file digests the Skills extension keeps in memory at once (spec
-/// SKX-005): about a third of a MiB of them. The cache is only a saving, so past
-/// this it is emptied and fills again, and a long session over 10,000
-/// skills cannot grow it by a digest a file.
-pub const MAX_DIGESTS_KEPT: usize = 4_096;
+/// Most resources SEP-2640 says a skill served with a manifest should
+/// list (its "SHOULD NOT serve a skill over 512 resources"). A skill with
+/// more is served with `resources: "dynamic"` (spec SKX-013).
+pub const SKX_MAX_RESOURCES: usize = 512;
+
+/// Most bytes, all its files together, of a skill served with a manifest:
+/// SEP-2640's 16 MiB. It is also the per-skill cap on hashing: no request
+/// hashes more than this for one skill, so a 64 GiB file costs nothing
+/// (spec SKX-012, SKX-013).
+pub const SKX_MAX_SKILL_BYTES: u64 = 16 * 1024 * 1024;
+
+/// Threads of the digest pool (spec SKX-012): hashing runs there, never
+/// on the two blocking threads every read shares, so a skill being
+/// hashed delays only other digests. Two, for the two cores the server
+/// is sized for; a request hashes at most [`SKX_MAX_SKILL_BYTES`].
+pub const DIGEST_THREADS: usize = 2;
+
+/// A digest is trusted without hashing again only when its file's mtime
+/// and ctime are at least this much older than the moment hashing began:
+/// a file rewritten within one timestamp tick of its hashing (coarse
+/// clocks, or a file system with 2 s times) would otherwise keep its
+/// stamp with new bytes. Such a digest is served but re-hashed on next
+/// use (spec SKX-014; git's "racily clean" rule).
+pub const DIGEST_SETTLE_SECS: u64 = 2;

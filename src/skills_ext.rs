@@ -6,66 +6,123 @@
 //! tools. The door itself — `skills/list`, `skills/get` and
 //! `resources/directory/read` in rmcp's model types — is `server::skills`.
 //!
-//! Digests are `sha256:` of each file's exact bytes, computed on demand,
-//! streamed through a fixed buffer (never a whole file in memory), and kept
-//! in memory keyed by the file's size and modification time, so a file that
-//! changed since is hashed again rather than served under a stale digest.
-//! Nothing is written to disk: the README's "caches nothing" is about disk.
+//! Digests are `sha256:` of each file's exact bytes, computed on first
+//! use on the digest pool ([`spawn`], never the blocking threads reads
+//! share), at most [`SKX_MAX_SKILL_BYTES`] for one skill per request, and
+//! kept for the life of the snapshot: 32 bytes and an 8-byte validity key
+//! a file, in a table per skill made when that skill is first asked for.
+//! A kept digest is handed out after one `stat` of its file shows the same
+//! validity key (device, inode, size, mtime and ctime), so a rewrite —
+//! even at the same size with its mtime put back — is hashed again rather
+//! than served under its old digest (SKX-014). Nothing is written to
+//! disk: the README's "caches nothing" is about disk.
 
-use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
 use std::io::Read;
-use std::sync::Mutex;
+use std::os::unix::fs::MetadataExt;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::UNIX_EPOCH;
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use rmcp::model::{Skill as SkxSkill, SkillFrontmatter, SkillResources};
 use sha2::{Digest, Sha256};
 
 use crate::catalog::{self, Catalog, Skill};
 use crate::fence;
-use crate::limits::MAX_DIGESTS_KEPT;
+use crate::limits::{DIGEST_SETTLE_SECS, DIGEST_THREADS, SKX_MAX_RESOURCES, SKX_MAX_SKILL_BYTES};
 use crate::problem::{Problem, Reason};
 use crate::uri;
 
-/// A digest and what the file looked like when it was computed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Stamp {
-    size: u64,
-    mtime_ns: i128,
+/// One kept digest: the file's validity key when it was hashed (0: none
+/// kept) and its SHA-256. 40 bytes, so 110,000 files keep 4.2 MiB.
+#[derive(Debug, Clone, Copy, Default)]
+struct Slot {
+    /// [`validity`] of the file as hashed, with [`SETTLED`] set when its
+    /// times were old enough to trust (see [`DIGEST_SETTLE_SECS`]).
+    key: u64,
+    sum: [u8; 32],
 }
 
-/// A kept digest: the SHA-256 and the stamp it was taken at.
-type Kept = (Stamp, [u8; 32]);
+/// The bit of a slot's key that says the digest may be handed out on a
+/// matching stat alone; without it the next use hashes again.
+const SETTLED: u64 = 1;
+
+/// What must be unchanged for a kept digest to describe a file's bytes:
+/// which file (device and inode), its size, and its mtime and ctime to
+/// the nanosecond. ctime moves on every write and on every `utimes`, and
+/// no user can set it back, so restoring the mtime (`cp -p`, `rsync -t`,
+/// `tar x`) cannot hide a rewrite. Folded to 64 bits with SipHash's fixed
+/// keys; the low bit is left for [`SETTLED`] and the key is never 0.
+fn validity(meta: &std::fs::Metadata) -> u64 {
+    let mut h = std::hash::DefaultHasher::new();
+    (
+        meta.dev(),
+        meta.ino(),
+        meta.size(),
+        meta.mtime(),
+        meta.mtime_nsec(),
+        meta.ctime(),
+        meta.ctime_nsec(),
+    )
+        .hash(&mut h);
+    (h.finish() & !SETTLED) | 2
+}
+
+/// True when the file's mtime and ctime are both at least
+/// [`DIGEST_SETTLE_SECS`] before `began`, so no later write can leave the
+/// same stamp (a write moves ctime to "now", which is later still).
+fn settled(meta: &std::fs::Metadata, began: SystemTime) -> bool {
+    let Some(before) = began.checked_sub(Duration::from_secs(DIGEST_SETTLE_SECS)) else {
+        return false;
+    };
+    let at = |secs: i64, nsec: i64| {
+        u64::try_from(secs)
+            .ok()
+            .map(|s| UNIX_EPOCH + Duration::from_secs(s) + Duration::from_nanos(nsec.max(0) as u64))
+    };
+    [
+        at(meta.mtime(), meta.mtime_nsec()),
+        at(meta.ctime(), meta.ctime_nsec()),
+    ]
+    .iter()
+    .all(|t| t.is_some_and(|t| t <= before))
+}
+
+/// One skill's kept digests, a slot per manifest file; `None` until the
+/// skill is first asked for.
+type Table = Mutex<Option<Box<[Slot]>>>;
 
 /// The extension's view of one snapshot's catalog.
 #[derive(Debug, Default)]
 pub struct SkillsView {
-    /// Indices into `catalog.skills` of the skills this surface serves.
+    /// Indices into `catalog.skills` of the skills this surface serves,
+    /// in the catalog's order (by name).
     served: Vec<usize>,
-    /// `(skill index, file index)` → SHA-256, with the stamp it was taken
-    /// at; at most MAX_DIGESTS_KEPT of them.
-    digests: Mutex<HashMap<(u32, u32), Kept>>,
+    /// One digest table per served skill (same order as `served`), made
+    /// on that skill's first use; a slot per manifest file.
+    tables: Box<[Table]>,
+    /// The `skills/list` cursors this snapshot handed out (SKX-015): a
+    /// page ends where its budget does, so only these offsets start one.
+    cursors: Mutex<std::collections::BTreeSet<usize>>,
 }
 
-fn stamp(meta: &std::fs::Metadata) -> Stamp {
-    let mtime_ns = meta
-        .modified()
-        .ok()
-        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-        .map_or(0, |d| d.as_nanos() as i128);
-    Stamp {
-        size: meta.len(),
-        mtime_ns,
-    }
+/// A served skill's files as this door hands them out (SKX-013).
+#[derive(Debug)]
+pub enum Manifest {
+    /// `(size, "sha256:…")` of each manifest file, in manifest order.
+    Files(Vec<(u64, String)>),
+    /// The skill is served with `resources: "dynamic"`; why, in words.
+    Dynamic(String),
 }
 
-/// A digest's key: the skill's and the file's index, which fit 32 bits
-/// each (MAX_FILES_PER_SKILL; a catalog is far from 4 billion skills).
-fn digest_key(si: usize, fi: usize) -> (u32, u32) {
-    (
-        u32::try_from(si).unwrap_or(u32::MAX),
-        u32::try_from(fi).unwrap_or(u32::MAX),
-    )
+/// The JSON size of one manifest entry as SEP-2640 writes it,
+/// `{"uri":"…","digest":"sha256:<64>","size":N}`, known before hashing:
+/// a digest's width never changes.
+fn resource_json_len(skill: &str, path: &str, size: u64) -> usize {
+    // {"uri":,"digest":"sha256:","size":} is 35 bytes; 64 hex digits;
+    // the URI as a JSON string; the size's digits; one comma.
+    let uri_len = serde_json::to_string(&uri::for_file(skill, path)).map_or(0, |s| s.len());
+    35 + 64 + uri_len + size.to_string().len() + 1
 }
 
 /// A digest as the extension writes it: `sha256:` and 64 hex digits.
@@ -77,6 +134,31 @@ fn shown(sum: &[u8; 32]) -> String {
         let _ = write!(s, "{b:02x}");
     }
     s
+}
+
+/// The digest pool (SKX-012): its own threads, built on first use.
+static POOL: OnceLock<Result<rayon::ThreadPool, String>> = OnceLock::new();
+
+/// Runs `job` on the digest pool, never on the blocking threads that
+/// every read shares, so a skill being hashed delays only digests.
+pub fn spawn(job: impl FnOnce() + Send + 'static) -> Result<(), String> {
+    let pool = POOL.get_or_init(|| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(DIGEST_THREADS)
+            .thread_name(|i| format!("skill-mcp-digest-{i}"))
+            // A panicking job drops its reply, which the door reports as
+            // lost work; the pool (and the process) carry on.
+            .panic_handler(|_| {})
+            .build()
+            .map_err(|e| format!("the digest pool could not start: {e}"))
+    });
+    match pool {
+        Ok(pool) => {
+            pool.spawn(job);
+            Ok(())
+        }
+        Err(e) => Err(e.clone()),
+    }
 }
 
 /// The SKILL.md URI of a skill.
@@ -127,10 +209,12 @@ impl SkillsView {
                 )),
             }
         }
+        let tables = served.iter().map(|_| Mutex::new(None)).collect();
         (
             SkillsView {
                 served,
-                digests: Mutex::default(),
+                tables,
+                cursors: Mutex::default(),
             },
             problems,
         )
@@ -142,72 +226,108 @@ impl SkillsView {
         &self.served
     }
 
-    /// The `sha256:` digest of one manifest file, from the cache when the
-    /// file's size and mtime still match, else streamed from disk through
-    /// the fence.
-    /// `stop` turning true (the request was cancelled, SRV-009) ends the
-    /// stream at the next chunk.
-    pub fn digest(
-        &self,
-        catalog: &Catalog,
-        si: usize,
-        fi: usize,
-        stop: &AtomicBool,
-    ) -> Result<(u64, String), String> {
-        let skill = &catalog.skills[si];
-        let path = skill
-            .files
-            .get(fi)
-            .ok_or("no such file in this snapshot")?
-            .path;
-        let opened = fence::open(&skill.dir, path).map_err(|e| e.to_string())?;
-        let now = stamp(&opened.meta);
-        let key = digest_key(si, fi);
-        if let Ok(cache) = self.digests.lock()
-            && let Some((s, d)) = cache.get(&key)
-            && *s == now
-        {
-            return Ok((now.size, shown(d)));
-        }
-        let mut hasher = Sha256::new();
-        let mut file = opened.file;
-        let mut buf = vec![0u8; 64 * 1024];
-        let mut size = 0u64;
-        loop {
-            if stop.load(Ordering::Relaxed) {
-                return Err("the request was cancelled".into());
-            }
-            let n = file
-                .read(&mut buf)
-                .map_err(|e| format!("{path:?} could not be read: {e}"))?;
-            if n == 0 {
-                break;
-            }
-            size += n as u64;
-            hasher.update(&buf[..n]);
-        }
-        let sum: [u8; 32] = hasher.finalize().into();
-        if let Ok(mut cache) = self.digests.lock() {
-            if cache.len() >= MAX_DIGESTS_KEPT {
-                cache.clear();
-            }
-            cache.insert(
-                key,
-                (
-                    Stamp {
-                        size,
-                        mtime_ns: now.mtime_ns,
-                    },
-                    sum,
-                ),
-            );
-        }
-        Ok((size, shown(&sum)))
+    /// The position in [`served`](Self::served) of the skill served as
+    /// `name`: a bisection of the catalog's sorted names (SKX-016).
+    pub fn find(&self, catalog: &Catalog, name: &str) -> Option<usize> {
+        self.served
+            .binary_search_by(|&si| catalog.skills[si].name.as_str().cmp(name))
+            .ok()
     }
 
-    /// For `resources/read`: when a digest was handed out for this file and
-    /// the file no longer has the size and mtime it had then, say so
-    /// (SKX-005), and forget the digest so the next `skills/get` hashes anew.
+    /// Remembers that a `skills/list` page handed out `offset` as its
+    /// `nextCursor` (SKX-015).
+    pub fn hand_out(&self, offset: usize) {
+        if let Ok(mut c) = self.cursors.lock() {
+            c.insert(offset);
+        }
+    }
+
+    /// True when `offset` was handed out as a `nextCursor`.
+    pub fn handed_out(&self, offset: usize) -> bool {
+        self.cursors.lock().is_ok_and(|c| c.contains(&offset))
+    }
+
+    /// The manifest of the served skill at `pos` (SKX-012..SKX-014): a
+    /// skill over SEP-2640's 512 resources or 16 MiB, or whose manifest
+    /// alone would take more than `room` bytes of JSON, is `Dynamic`;
+    /// otherwise each file's size and digest, a kept digest after one stat
+    /// shows its validity key unchanged, any other hashed through the
+    /// fence. `stop` turning true (SRV-009) ends the work at the next
+    /// chunk.
+    pub fn manifest(
+        &self,
+        catalog: &Catalog,
+        pos: usize,
+        room: usize,
+        stop: &AtomicBool,
+    ) -> Result<Manifest, String> {
+        let skill = &catalog.skills[self.served[pos]];
+        if let Some(why) = over_limits(skill, room) {
+            return Ok(Manifest::Dynamic(why));
+        }
+        // One stat a file: what each is now, and whether the skill still
+        // fits the byte cap (a file may have grown since the scan).
+        let mut now = Vec::with_capacity(skill.files.len());
+        let mut total = 0u64;
+        for f in skill.files.iter() {
+            let meta = std::fs::metadata(skill.dir.join(f.path))
+                .map_err(|e| format!("{:?} cannot be read now: {e}", f.path))?;
+            total = total.saturating_add(meta.len());
+            now.push(meta);
+        }
+        if total > SKX_MAX_SKILL_BYTES {
+            return Ok(Manifest::Dynamic(too_large(&skill.name, total)));
+        }
+        let table = self
+            .tables
+            .get(pos)
+            .ok_or("no such skill in this snapshot")?;
+        let kept = |fi: usize| -> Option<Slot> {
+            let t = table.lock().ok()?;
+            t.as_ref()?.get(fi).copied()
+        };
+        let mut out = Vec::with_capacity(now.len());
+        let mut hashed = 0u64;
+        // One read buffer for the whole manifest, made on the first miss.
+        let mut buf = Vec::new();
+        for (fi, (f, meta)) in skill.files.iter().zip(&now).enumerate() {
+            let key = validity(meta);
+            if let Some(slot) = kept(fi)
+                && slot.key == key | SETTLED
+            {
+                out.push((meta.len(), shown(&slot.sum)));
+                continue;
+            }
+            let began = SystemTime::now();
+            let left = SKX_MAX_SKILL_BYTES.saturating_sub(hashed);
+            let Hashed {
+                key: opened_key,
+                size,
+                sum,
+                settled,
+            } = hash(skill, f.path, left, began, &mut buf, stop)?;
+            hashed = hashed.saturating_add(size);
+            if hashed > SKX_MAX_SKILL_BYTES {
+                return Ok(Manifest::Dynamic(too_large(&skill.name, hashed)));
+            }
+            if let Ok(mut t) = table.lock() {
+                let t = t.get_or_insert_with(|| vec![Slot::default(); skill.files.len()].into());
+                if let Some(slot) = t.get_mut(fi) {
+                    *slot = Slot {
+                        key: opened_key | u64::from(settled),
+                        sum,
+                    };
+                }
+            }
+            out.push((size, shown(&sum)));
+        }
+        Ok(Manifest::Files(out))
+    }
+
+    /// For `resources/read`: when a digest of this file is kept and the
+    /// file no longer has the validity key it was hashed at, say so
+    /// (SKX-005, SKX-014), and forget the digest so the next `skills/get`
+    /// hashes anew.
     pub fn stale_note(
         &self,
         catalog: &Catalog,
@@ -215,18 +335,166 @@ impl SkillsView {
         path: &str,
         meta: &std::fs::Metadata,
     ) -> Option<String> {
-        let si = catalog
-            .skills
-            .binary_search_by(|s| s.name.as_str().cmp(skill_name))
-            .ok()?;
-        let fi = catalog.skills[si].files.position(path)?;
-        let mut cache = self.digests.lock().ok()?;
-        let key = digest_key(si, fi);
-        let (s, _) = cache.get(&key)?;
-        if *s == stamp(meta) {
+        let pos = self.find(catalog, skill_name)?;
+        let fi = catalog.skills[self.served[pos]].files.position(path)?;
+        let mut table = self.tables.get(pos)?.lock().ok()?;
+        let slot = table.as_mut()?.get_mut(fi)?;
+        if slot.key == 0 || slot.key & !SETTLED == validity(meta) & !SETTLED {
             return None;
         }
-        cache.remove(&key);
+        *slot = Slot::default();
         Some("This file changed after its digest was given by skills/list or skills/get; call skills/get again for a fresh one.".into())
+    }
+}
+
+/// Why a skill is served `dynamic` before any file is touched, if it is:
+/// its manifest, as the catalog scanned it, is over SEP-2640's limits or
+/// would not fit `room` bytes of one answer (SKX-013, SKX-015).
+fn over_limits(skill: &Skill, room: usize) -> Option<String> {
+    let n = skill.files.len();
+    if n > SKX_MAX_RESOURCES {
+        return Some(format!(
+            "this skill has {n} files, over the {SKX_MAX_RESOURCES} resources SEP-2640 lets a manifest list (SKX-013); \
+             list its files with resources/directory/read (skill://{}) and read them with resources/read",
+            skill.name
+        ));
+    }
+    if skill.bytes > SKX_MAX_SKILL_BYTES {
+        return Some(too_large(&skill.name, skill.bytes));
+    }
+    let json: usize = skill
+        .files
+        .iter()
+        .map(|f| resource_json_len(&skill.name, f.path, f.size))
+        .sum();
+    (json > room).then(|| {
+        format!(
+            "its manifest of {n} files would take {json} characters, more than one answer holds (SKX-015); \
+             list its files with resources/directory/read (skill://{}) and read them with resources/read",
+            skill.name
+        )
+    })
+}
+
+/// The words for a skill over the byte cap.
+fn too_large(name: &str, bytes: u64) -> String {
+    format!(
+        "its files hold {bytes} bytes, over the 16 MiB ({SKX_MAX_SKILL_BYTES} bytes) SEP-2640 lets a skill with \
+         a manifest hold, so no digests are computed for it (SKX-013); list its files with \
+         resources/directory/read (skill://{name}) and read them with resources/read"
+    )
+}
+
+/// One file hashed: its validity key as opened, the bytes read, their
+/// SHA-256, and whether the digest may be trusted on a matching stat.
+struct Hashed {
+    key: u64,
+    size: u64,
+    sum: [u8; 32],
+    settled: bool,
+}
+
+/// Hashes one file through the fence, reading at most `cap + 1` bytes:
+/// its validity key as opened (the descriptor's own fstat), the bytes
+/// read, the SHA-256, and whether the digest may be trusted on a matching
+/// stat later (its times are older than `began` by the settle margin).
+fn hash(
+    skill: &Skill,
+    path: &str,
+    cap: u64,
+    began: SystemTime,
+    buf: &mut Vec<u8>,
+    stop: &AtomicBool,
+) -> Result<Hashed, String> {
+    let opened = fence::open(&skill.dir, path).map_err(|e| e.to_string())?;
+    let key = validity(&opened.meta);
+    let settled = settled(&opened.meta, began);
+    let mut hasher = Sha256::new();
+    let mut file = (&opened.file).take(cap.saturating_add(1));
+    if buf.is_empty() {
+        buf.resize(64 * 1024, 0);
+    }
+    let mut size = 0u64;
+    loop {
+        if stop.load(Ordering::Relaxed) {
+            return Err("the request was cancelled".into());
+        }
+        let n = file
+            .read(buf)
+            .map_err(|e| format!("{path:?} could not be read: {e}"))?;
+        if n == 0 {
+            break;
+        }
+        size += n as u64;
+        hasher.update(&buf[..n]);
+    }
+    // Bytes that are not the size the descriptor had were written while
+    // they were read: serve them, but keep nothing that could outlive them.
+    let settled = settled && size == opened.meta.len();
+    Ok(Hashed {
+        key,
+        size,
+        sum: hasher.finalize().into(),
+        settled,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rmcp::model::SkillResource;
+    use std::time::Duration;
+
+    /// The size known before hashing is the size written (SKX-015): a
+    /// page is cut from it, so it must never be short.
+    #[test]
+    fn a_resource_s_json_length_is_known_before_hashing() {
+        let digest = shown(&[0xab; 32]);
+        for (skill, path, size) in [
+            ("good", "SKILL.md", 0),
+            ("a-b", "dir/sub dir/ünï \"quoted\".txt", 1_048_577),
+            ("x", "tab\there/%", u64::MAX),
+        ] {
+            let written = serde_json::to_string(&SkillResource::new(
+                uri::for_file(skill, path),
+                digest.clone(),
+                size,
+            ))
+            .unwrap();
+            assert_eq!(
+                resource_json_len(skill, path, size),
+                written.len() + 1,
+                "{written}"
+            );
+        }
+    }
+
+    /// SKX-014: a file written just now is not settled; one whose times
+    /// are older than the margin is; the key changes with the bytes'
+    /// file even at the same size and mtime.
+    #[test]
+    fn validity_moves_with_a_rewrite_and_fresh_files_are_not_settled() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f");
+        std::fs::write(&p, b"one").unwrap();
+        let first = std::fs::metadata(&p).unwrap();
+        let now = SystemTime::now();
+        assert!(!settled(&first, now));
+        assert!(settled(
+            &first,
+            now + Duration::from_secs(DIGEST_SETTLE_SECS + 1)
+        ));
+        std::thread::sleep(Duration::from_millis(20));
+        std::fs::write(&p, b"two").unwrap();
+        let f = std::fs::File::options().write(true).open(&p).unwrap();
+        f.set_modified(first.modified().unwrap()).unwrap();
+        let second = std::fs::metadata(&p).unwrap();
+        assert_eq!(
+            (first.len(), first.modified().unwrap()),
+            (second.len(), second.modified().unwrap())
+        );
+        assert_ne!(validity(&first), validity(&second));
+        assert_eq!(validity(&second), validity(&std::fs::metadata(&p).unwrap()));
+        assert_eq!(validity(&second) & SETTLED, 0);
     }
 }

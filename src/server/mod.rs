@@ -301,7 +301,7 @@ impl ServerHandler for SkillServer {
         ctx: RequestContext<RoleServer>,
     ) -> Result<ListSkillsResult, McpError> {
         let served = self.live.current();
-        blocking(ctx.ct.cancelled(), move |stop| {
+        digesting(ctx.ct.cancelled(), move |stop| {
             skills::list(
                 &served,
                 request.as_ref().and_then(|r| r.cursor.as_deref()),
@@ -318,7 +318,7 @@ impl ServerHandler for SkillServer {
         ctx: RequestContext<RoleServer>,
     ) -> Result<GetSkillResult, McpError> {
         let served = self.live.current();
-        blocking(ctx.ct.cancelled(), move |stop| {
+        digesting(ctx.ct.cancelled(), move |stop| {
             skills::get(&served, &request.uri, stop)
         })
         .await
@@ -331,7 +331,7 @@ impl ServerHandler for SkillServer {
         _: RequestContext<RoleServer>,
     ) -> Result<ReadResourceDirectoryResult, McpError> {
         let served = self.live.current();
-        skills::directory(&served, &request.uri)
+        skills::directory(&served, &request.uri, request.cursor.as_deref())
     }
 
     async fn read_resource(
@@ -402,6 +402,29 @@ where
     let handle = tokio::task::spawn_blocking(move || work(&flag));
     tokio::select! {
         done = handle => done.map_err(|e| Unfinished::Lost(e.to_string())),
+        () = cancelled => {
+            stop.store(true, Ordering::Relaxed);
+            Err(Unfinished::Cancelled)
+        }
+    }
+}
+
+/// As [`blocking`], on the digest pool (SKX-012): hashing never takes the
+/// blocking threads every read shares.
+async fn digesting<T, F>(cancelled: impl Future<Output = ()>, work: F) -> Result<T, Unfinished>
+where
+    T: Send + 'static,
+    F: FnOnce(&AtomicBool) -> T + Send + 'static,
+{
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&stop);
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    crate::skills_ext::spawn(move || {
+        let _ = tx.send(work(&flag));
+    })
+    .map_err(Unfinished::Lost)?;
+    tokio::select! {
+        done = rx => done.map_err(|_| Unfinished::Lost("the digest pool dropped the work".into())),
         () = cancelled => {
             stop.store(true, Ordering::Relaxed);
             Err(Unfinished::Cancelled)

@@ -2,14 +2,16 @@
 //! `skills/get` and `resources/directory/read`, shaped as rmcp's model
 //! types from one snapshot's catalog and its Skills extension view
 //! (`skills_ext`), which decided what this door serves (spec
-//! SKX-001..SKX-011).
+//! SKX-001..SKX-016). Every page and entry fits the answer budget
+//! (SKX-015); the digests come from `skills_ext`, on its own pool.
 
 use std::sync::atomic::AtomicBool;
 
 use rmcp::ErrorData as McpError;
 use rmcp::model::{
-    DIRECTORY_MIME_TYPE, GetSkillResult, JsonObject, ListSkillsResult, ReadResourceDirectoryResult,
-    Resource, Skill as SkxSkill, SkillFrontmatter, SkillResource, SkillResources,
+    DIRECTORY_MIME_TYPE, GetSkillResult, JsonObject, ListSkillsResult, MetaObject,
+    ReadResourceDirectoryResult, Resource, Skill as SkxSkill, SkillFrontmatter, SkillResource,
+    SkillResources,
 };
 
 use crate::bundle;
@@ -17,8 +19,8 @@ use crate::catalog;
 use crate::cursor;
 use crate::echo::excerpt;
 use crate::frontmatter;
-use crate::limits::SKILLS_PAGE_SIZE;
-use crate::skills_ext::skill_uri;
+use crate::limits::{LIST_PAGE_SIZE, SKILLS_PAGE_SIZE};
+use crate::skills_ext::{Manifest, skill_uri};
 use crate::snapshot::Snapshot;
 use crate::uri;
 
@@ -27,9 +29,9 @@ use crate::uri;
 /// edit since the scan that SEP-2640 cannot carry under the scanned
 /// name is refused here in its own words (SKX-011), never handed to
 /// rmcp as an entry whose URI disagrees with its name.
-fn entry(snap: &Snapshot, si: usize, stop: &AtomicBool) -> Result<SkxSkill, McpError> {
+fn entry(snap: &Snapshot, pos: usize, stop: &AtomicBool) -> Result<SkxSkill, McpError> {
     let catalog = &snap.catalog;
-    let skill = &catalog.skills[si];
+    let skill = &catalog.skills[snap.skills_view.served()[pos]];
     let changed = |why: String| {
         McpError::internal_error(
             format!(
@@ -69,36 +71,85 @@ fn entry(snap: &Snapshot, si: usize, stop: &AtomicBool) -> Result<SkxSkill, McpE
     if description.trim().is_empty() {
         return Err(changed("its description is now empty".into()));
     }
-    let mut files = Vec::with_capacity(skill.files.len());
-    for (fi, f) in skill.files.iter().enumerate() {
-        let (size, digest) = snap
-            .skills_view
-            .digest(catalog, si, fi, stop)
-            .map_err(|e| {
-                McpError::internal_error(
-                    format!(
-                        "{:?} of {:?} cannot be digested now: {e}",
-                        f.path, skill.name
-                    ),
-                    None,
-                )
-            })?;
-        files.push(SkillResource::new(
-            uri::for_file(&skill.name, f.path),
-            digest,
-            size,
-        ));
-    }
     let mut frontmatter = SkillFrontmatter::new(name, description);
     frontmatter.extra = extra;
-    Ok(SkxSkill::new(
-        skill_uri(&skill.name),
-        frontmatter,
-        SkillResources::Files(files),
-    ))
+    let fm_len = json_len(&frontmatter);
+    let room = room(snap).saturating_sub(fm_len);
+    let manifest = snap
+        .skills_view
+        .manifest(catalog, pos, room, stop)
+        .map_err(|e| {
+            McpError::internal_error(
+                format!(
+                    "the files of {:?} cannot be digested now: {e}; a rescan (SIGHUP, or --watch) \
+                     picks up files removed since the scan (SKX-011)",
+                    skill.name
+                ),
+                None,
+            )
+        })?;
+    Ok(match manifest {
+        Manifest::Files(files) => {
+            let files = skill
+                .files
+                .iter()
+                .zip(files)
+                .map(|(f, (size, digest))| {
+                    SkillResource::new(uri::for_file(&skill.name, f.path), digest, size)
+                })
+                .collect();
+            SkxSkill::new(
+                skill_uri(&skill.name),
+                frontmatter,
+                SkillResources::Files(files),
+            )
+        }
+        // SEP-2640's "dynamic": no manifest, and why in `_meta` (SKX-013).
+        Manifest::Dynamic(why) => {
+            let mut meta = serde_json::Map::new();
+            meta.insert("skill-mcp/dynamicNote".into(), why.into());
+            SkxSkill::new(skill_uri(&skill.name), frontmatter, SkillResources::Dynamic)
+                .with_meta(MetaObject(meta))
+        }
+    })
 }
 
-/// `skills/list` (SKX-001): served skills by name, pages of 100.
+/// Bytes of JSON one entry may take: the answer budget less what a page
+/// spends around its entries (SKX-015).
+fn room(snap: &Snapshot) -> usize {
+    snap.budget.saturating_sub(PAGE_SLACK)
+}
+
+/// Bytes an answer spends on what is not an entry: `{"skills":[…]}`,
+/// `nextCursor`, `_meta` and the JSON-RPC envelope, with room to spare.
+const PAGE_SLACK: usize = 512;
+
+/// The size of `v`'s compact JSON.
+fn json_len<T: serde::Serialize>(v: &T) -> usize {
+    serde_json::to_vec(v).map_or(usize::MAX, |b| b.len())
+}
+
+/// The offset a `skills/list` cursor stands for (SKX-008, SKX-015): only
+/// one a page of this snapshot handed out as its `nextCursor`, written
+/// as it was written. Anything else is -32602 naming the cursor.
+fn read_cursor(snap: &Snapshot, cursor: Option<&str>) -> Result<usize, McpError> {
+    let Some(c) = cursor else { return Ok(0) };
+    c.parse::<usize>()
+        .ok()
+        .filter(|&n| n.to_string() == c && snap.skills_view.handed_out(n))
+        .ok_or_else(|| {
+            McpError::invalid_params(
+                format!(
+                    "invalid cursor {}: it is not one skills/list handed out; pass back the nextCursor of the previous page (SKX-008, SKX-015)",
+                    excerpt(c)
+                ),
+                None,
+            )
+        })
+}
+
+/// `skills/list` (SKX-001, SKX-015): served skills by name, each page
+/// as many whole entries as the answer budget holds (at most 100).
 pub fn list(
     snap: &Snapshot,
     cursor: Option<&str>,
@@ -106,41 +157,51 @@ pub fn list(
 ) -> Result<ListSkillsResult, McpError> {
     let catalog = &snap.catalog;
     let served = snap.skills_view.served();
-    let start = cursor::parse(cursor, served.len(), SKILLS_PAGE_SIZE)?;
-    let end = (start + SKILLS_PAGE_SIZE).min(served.len());
-    // One skill edited (or a file removed) since the scan costs only
-    // its own entry on this page, never the page (SKX-011).
-    // A cancelled request (SRV-009) stops at the next skill; its answer is
-    // never sent.
-    let skills = served[start..end]
-        .iter()
-        .take_while(|_| !stop.load(std::sync::atomic::Ordering::Relaxed))
-        .filter_map(|&si| match entry(snap, si, stop) {
-            Ok(entry) => Some(entry),
-            Err(e) => {
-                tracing::warn!(
-                    skill = %catalog.skills[si].name,
-                    "skills/list leaves this skill out: {}",
-                    e.message
-                );
-                None
+    let start = read_cursor(snap, cursor)?;
+    let room = room(snap);
+    let mut used = 0;
+    let mut end = start;
+    let mut skills = Vec::new();
+    while end < served.len() && end - start < SKILLS_PAGE_SIZE {
+        // A cancelled request (SRV-009) stops at the next skill; its
+        // answer is never sent.
+        if stop.load(std::sync::atomic::Ordering::Relaxed) {
+            break;
+        }
+        // One skill edited (or a file removed) since the scan costs only
+        // its own entry on this page, never the page (SKX-011).
+        match entry(snap, end, stop) {
+            Ok(entry) => {
+                let size = json_len(&entry) + 1;
+                if !skills.is_empty() && used + size > room {
+                    break;
+                }
+                used += size;
+                skills.push(entry);
             }
-        })
-        .collect();
+            Err(e) => tracing::warn!(
+                skill = %catalog.skills[served[end]].name,
+                "skills/list leaves this skill out: {}",
+                e.message
+            ),
+        }
+        end += 1;
+    }
     let mut r = ListSkillsResult::with_all_items(skills);
-    r.next_cursor = cursor::next(end, served.len());
+    if end < served.len() {
+        snap.skills_view.hand_out(end);
+        r.next_cursor = Some(end.to_string());
+    }
     Ok(r)
 }
 
-/// `skills/get` (SKX-002): one skill by its SKILL.md URI.
+/// `skills/get` (SKX-002, SKX-016): one skill by its SKILL.md URI, parsed
+/// once and found by bisection of the sorted catalog.
 pub fn get(snap: &Snapshot, uri_text: &str, stop: &AtomicBool) -> Result<GetSkillResult, McpError> {
-    let catalog = &snap.catalog;
-    let si = snap
-        .skills_view
-        .served()
-        .iter()
-        .copied()
-        .find(|&si| skill_uri(&catalog.skills[si].name) == uri_text)
+    let pos = uri::parse(uri_text)
+        .ok()
+        .filter(|(name, path)| path == catalog::SKILL_MD && skill_uri(name) == uri_text)
+        .and_then(|(name, _)| snap.skills_view.find(&snap.catalog, &name))
         .ok_or_else(|| {
             McpError::invalid_params(
                 format!(
@@ -150,13 +211,19 @@ pub fn get(snap: &Snapshot, uri_text: &str, stop: &AtomicBool) -> Result<GetSkil
                 None,
             )
         })?;
-    Ok(GetSkillResult::new(entry(snap, si, stop)?))
+    Ok(GetSkillResult::new(entry(snap, pos, stop)?))
 }
 
 /// `resources/directory/read` (SKX-004): the direct children of a
 /// skill's directory (`skill://<name>`) or of a directory inside it,
 /// from the manifest.
-pub fn directory(snap: &Snapshot, uri_text: &str) -> Result<ReadResourceDirectoryResult, McpError> {
+/// Pages of 500 children, as every other list (SKX-018, READ-011): a
+/// `dynamic` skill (SKX-013) may hold 10,000 files in one directory.
+pub fn directory(
+    snap: &Snapshot,
+    uri_text: &str,
+    cursor: Option<&str>,
+) -> Result<ReadResourceDirectoryResult, McpError> {
     let catalog = &snap.catalog;
     let not_dir = || {
         McpError::invalid_params(
@@ -175,14 +242,8 @@ pub fn directory(snap: &Snapshot, uri_text: &str) -> Result<ReadResourceDirector
         }
         None => (rest.to_owned(), String::new()),
     };
-    let si = snap
-        .skills_view
-        .served()
-        .iter()
-        .copied()
-        .find(|&si| catalog.skills[si].name == name)
-        .ok_or_else(not_dir)?;
-    let skill = &catalog.skills[si];
+    let pos = snap.skills_view.find(catalog, &name).ok_or_else(not_dir)?;
+    let skill = &catalog.skills[snap.skills_view.served()[pos]];
     let prefix = if dir.is_empty() {
         String::new()
     } else {
@@ -215,5 +276,11 @@ pub fn directory(snap: &Snapshot, uri_text: &str) -> Result<ReadResourceDirector
     if !any {
         return Err(not_dir());
     }
-    Ok(ReadResourceDirectoryResult::with_all_items(children))
+    let start = cursor::parse(cursor, children.len(), LIST_PAGE_SIZE)?;
+    let end = (start + LIST_PAGE_SIZE).min(children.len());
+    let next = cursor::next(end, children.len());
+    children.truncate(end);
+    let mut r = ReadResourceDirectoryResult::with_all_items(children.split_off(start));
+    r.next_cursor = next;
+    Ok(r)
 }
