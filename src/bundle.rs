@@ -118,7 +118,7 @@ pub fn encode(bytes: Vec<u8>) -> (Encoding, String) {
 
 fn read_opened(path: &str, opened: Opened) -> Result<Served, FenceError> {
     let capped =
-        read::read_capped(&opened.file, opened.meta.len(), MAX_FILE_BYTES).map_err(|error| {
+        read::read_capped(&opened.file, &opened.meta, MAX_FILE_BYTES).map_err(|error| {
             FenceError::Io {
                 path: path.to_owned(),
                 error: error.into(),

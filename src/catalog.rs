@@ -619,7 +619,7 @@ pub fn read_skill_md(dir: &Path) -> Result<SkillMd, (Reason, String)> {
         ),
     })?;
     let capped =
-        read::read_capped(&opened.file, opened.meta.len(), MAX_SKILL_MD_BYTES).map_err(|e| {
+        read::read_capped(&opened.file, &opened.meta, MAX_SKILL_MD_BYTES).map_err(|e| {
             (
                 Reason::UnreadableSkillMd,
                 format!("SKILL.md could not be read: {e}"),

@@ -4,8 +4,9 @@
 //! actually read, whatever the file does meanwhile (spec READ-015).
 
 use std::fmt;
-use std::fs::File;
+use std::fs::{File, Metadata};
 use std::io::{self, Read};
+use std::os::unix::fs::MetadataExt;
 
 /// What a bounded read got.
 #[derive(Debug)]
@@ -78,26 +79,35 @@ impl From<ReadError> for io::Error {
     }
 }
 
-/// Reads the first min(`len`, `cap`) bytes of an opened file whose
-/// descriptor said it was `len` bytes long (spec READ-004, READ-015).
+/// Reads the first min(size, `cap`) bytes of an opened file, given the
+/// metadata its descriptor had when it was opened (the fence's own
+/// `fstat`, spec READ-004, READ-015).
 ///
 /// Never more: a batch sized from those lengths reads no more than it was
 /// sized for, however the files grow meanwhile, and a 300 MiB file costs
 /// `cap` of memory. `truncated` comes from the length, not from reading a
-/// byte past the cap. The descriptor is looked at before and after: a
-/// length or modification time that moved, or fewer bytes than the length
-/// promised, is [`Changed`], so what is served is always consistent with
-/// the `size` reported beside it.
-pub fn read_capped(file: &File, len: u64, cap: usize) -> Result<Capped, ReadError> {
-    let before = file.metadata()?;
+/// byte past the cap. One read into a buffer sized once, then one `fstat`:
+/// a length, modification or change time that moved since the open, or
+/// fewer bytes than the length promised, is [`Changed`], so what is served
+/// is always consistent with the `size` reported beside it. The change
+/// time is compared too because a rewrite can restore the modification
+/// time (`touch -r`, `rsync -t`) but never the change time.
+pub fn read_capped(file: &File, opened: &Metadata, cap: usize) -> Result<Capped, ReadError> {
+    let len = opened.len();
     let want = len.min(cap as u64);
     let mut bytes = Vec::with_capacity(usize::try_from(want).unwrap_or(cap));
     file.take(want).read_to_end(&mut bytes)?;
     let after = file.metadata()?;
-    let moved = before.len() != len
-        || after.len() != len
-        || before.modified().ok() != after.modified().ok();
-    if moved || bytes.len() as u64 != want {
+    let stamp = |m: &Metadata| {
+        (
+            m.len(),
+            m.mtime(),
+            m.mtime_nsec(),
+            m.ctime(),
+            m.ctime_nsec(),
+        )
+    };
+    if stamp(opened) != stamp(&after) || bytes.len() as u64 != want {
         return Err(ReadError::Changed(Changed {
             opened: len,
             now: after.len(),
@@ -140,21 +150,26 @@ mod tests {
     #[test]
     fn a_capped_read_reads_at_most_the_cap() {
         let f = file_of(100);
-        let c = read_capped(&f, 100, 10).unwrap();
+        let c = read_capped(&f, &f.metadata().unwrap(), 10).unwrap();
         assert_eq!((c.bytes.len(), c.truncated, c.size), (10, true, 100));
         let f = file_of(100);
-        let c = read_capped(&f, 100, 100).unwrap();
+        let c = read_capped(&f, &f.metadata().unwrap(), 100).unwrap();
         assert_eq!((c.bytes.len(), c.truncated, c.size), (100, false, 100));
         let f = file_of(0);
-        let c = read_capped(&f, 0, 100).unwrap();
+        let c = read_capped(&f, &f.metadata().unwrap(), 100).unwrap();
         assert_eq!((c.bytes.len(), c.truncated, c.size), (0, false, 0));
     }
 
     #[test]
     fn a_file_that_is_not_the_length_it_was_opened_at_has_changed() {
-        // Grew after it was sized: reading on would exceed what was planned.
-        let f = file_of(100);
-        let e = read_capped(&f, 40, 1000).unwrap_err();
+        use std::io::{Seek, SeekFrom};
+        // Grew after it was opened: reading on would exceed what was planned.
+        let mut f = file_of(40);
+        let opened = f.metadata().unwrap();
+        f.seek(SeekFrom::End(0)).unwrap();
+        f.write_all(&[b'b'; 60]).unwrap();
+        f.rewind().unwrap();
+        let e = read_capped(&f, &opened, 1000).unwrap_err();
         assert!(
             matches!(
                 e,
@@ -166,8 +181,10 @@ mod tests {
             "{e:?}"
         );
         // Shrank: fewer bytes than the size a reply would state.
-        let f = file_of(100);
-        let e = read_capped(&f, 400, 1000).unwrap_err();
+        let f = file_of(400);
+        let opened = f.metadata().unwrap();
+        f.set_len(100).unwrap();
+        let e = read_capped(&f, &opened, 1000).unwrap_err();
         assert!(
             matches!(
                 e,

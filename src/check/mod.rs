@@ -210,7 +210,7 @@ fn source_line(path: &Path, line: usize) -> Option<String> {
     let opened = fence::open(dir, SKILL_MD).ok()?;
     // The delimiter lines and a byte-order mark around the largest block.
     let cap = MAX_FRONTMATTER_BYTES + 16;
-    let capped = read::read_capped(&opened.file, opened.meta.len(), cap).ok()?;
+    let capped = read::read_capped(&opened.file, &opened.meta, cap).ok()?;
     let text = read::utf8_prefix(&capped.bytes, capped.truncated).ok()?;
     let l = nth_line(text, line)?;
     Some(l.strip_prefix('\u{feff}').unwrap_or(l).to_owned())
