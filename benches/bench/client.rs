@@ -256,6 +256,20 @@ impl Server {
         at
     }
 
+    /// initialize and `initialized` for any server (a peer answers with
+    /// its own serverInfo); when the reply was read.
+    pub fn initialize_any(&mut self) -> Instant {
+        let (id, _) = self.send(
+            "initialize",
+            json!({"protocolVersion": "2025-11-25", "capabilities": {},
+                   "clientInfo": {"name": "skill-mcp-bench", "version": "0"}}),
+        );
+        let (at, v) = self.wait(id);
+        ok("initialize", v);
+        self.notify("notifications/initialized");
+        at
+    }
+
     /// The server's pid: the child itself, or under a wrapper that does not
     /// exec, the descendant running the server's program (a wrapper may
     /// start helpers too: heaptrack's first child is its interpreter).

@@ -18,6 +18,7 @@
 //! One concern per module: `settings` (the flags), `tree` (the synthetic
 //! skill trees), `client` (the stdio JSON-RPC client), `peer` (the original
 //! TypeScript server, built once when its sources are beside the checkout),
+//! `rmcp_peer` (rmcp's own SEP-2640 catalog, built from `benches/rmcp-peer`),
 //! `measure` (one module per phase), `report` (targets, PASS/MISS and the
 //! table), with `stats` and `rng` beside them. This file reads the flags, walks the
 //! tree sizes through the phases, and prints the summary.
@@ -26,6 +27,7 @@ mod client;
 mod measure;
 mod peer;
 mod report;
+mod rmcp_peer;
 mod rng;
 mod settings;
 mod stats;
@@ -80,6 +82,16 @@ fn main() {
     if let Err(why) = &peer {
         println!("side by side with the original TypeScript server: skipped, {why}");
     }
+    // rmcp's SkillCatalog, for the skills-ext phase on every size.
+    let rmcp_peer = if s.runs("skills-ext") {
+        rmcp_peer::prepare()
+    } else {
+        Err(String::from("the skills-ext phase does not run"))
+    };
+    if let Err(why) = &rmcp_peer {
+        println!("side by side with rmcp's SkillCatalog: skipped, {why}");
+    }
+    let mut skx_ratios = Vec::new();
     let mut peer_ratios = Vec::new();
     if s.runs("boot") {
         measure::boot::empty(&s, &mut t);
@@ -123,6 +135,11 @@ fn main() {
             soak = measure::mixed::flat(&s, &tree, &size, &mut t, judged);
             stamp("mixed calls");
         }
+        if let Ok(p) = &rmcp_peer {
+            let r = measure::skx::side_by_side(&s, server, p, &tree, &size, &mut t);
+            skx_ratios.push((size.clone(), r));
+            stamp("skills-ext side by side");
+        }
         // After every other phase: the probe it adds never meets a floor.
         if s.runs("rescan") {
             measure::rescan::rescans(&s, &tree, &size, &mut t);
@@ -156,6 +173,17 @@ fn main() {
             }
         }
         Err(why) => println!("side by side with the original: skipped, {why}"),
+    }
+    for (size, r) in &skx_ratios {
+        let parts: Vec<String> = measure::skx::RATIOS
+            .iter()
+            .zip(r)
+            .map(|(what, x)| format!("{what} {x:.2}×"))
+            .collect();
+        println!(
+            "this server ÷ rmcp's SkillCatalog at {size} skills: {}",
+            parts.join(", ")
+        );
     }
     println!(
         "SEP-2640 door: always on; its boot cost is SkillsView::boot's per-skill name and \

@@ -1,9 +1,10 @@
 //! The measurements, one module per phase `--only` names (boot, trips,
-//! run, mixed, rescan). Each spawns its own servers over a tree and adds its
+//! run, mixed, rescan, skills-ext). Each spawns its own servers over a tree and adds its
 //! rows, with their targets, to the table.
 
 pub mod boot;
 pub mod mixed;
 pub mod rescan;
 pub mod run;
+pub mod skx;
 pub mod trips;
