@@ -61,6 +61,11 @@ const RESERVED_PREFIXES: &[(&str, &str)] = &[
         "the dynamic loader reads (ld.so(8): LD_PRELOAD, LD_AUDIT, LD_LIBRARY_PATH, …)",
     ),
     ("DYLD_", "the macOS dynamic loader reads (dyld(1))"),
+    // The older names of glibc's malloc tunables (MALLOC_CHECK_,
+    // MALLOC_PERTURB_, MALLOC_ARENA_MAX, …), which ld.so reads as aliases
+    // of GLIBC_TUNABLES' glibc.malloc.* and a setuid program ignores just
+    // the same; MALLOC_TRACE keeps its own entry above.
+    ("MALLOC_", GLIBC),
     ("OPENSSL", OPENSSL),
     (
         "NODE_",

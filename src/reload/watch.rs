@@ -203,7 +203,15 @@ impl Watcher {
             if let Ok(mut real) = self.real.write() {
                 real.retain(|r| *r != old.real);
             }
+            // notify lets go of a recursive watch by path, with every watch
+            // under it: another root watched at, inside or above that path
+            // (two roots reaching one tree) lost its watches too, and never
+            // changing identity, no resync would restore them.
+            self.rewatch_overlapping(i, &old.real);
         }
+        let Some(root) = self.roots.get_mut(i) else {
+            return;
+        };
         root.watched = resolve(&root.path);
         let Some(now) = &root.watched else {
             tracing::warn!(root = %root.path.display(), "this root is missing; watching resumes when it is back (RELOAD-010)");
@@ -222,6 +230,27 @@ impl Watcher {
                 real.retain(|r| *r != now.real);
             }
             root.watched = None;
+        }
+    }
+
+    /// Watches again every root but `i` whose real path is, holds or lies
+    /// inside `gone`, the path whose watches were just let go.
+    fn rewatch_overlapping(&mut self, i: usize, gone: &Path) {
+        for (j, other) in self.roots.iter().enumerate() {
+            let Some(w) = other.watched.as_ref().filter(|_| j != i) else {
+                continue;
+            };
+            if !(w.real.starts_with(gone) || gone.starts_with(&w.real)) {
+                continue;
+            }
+            if let Ok(mut real) = self.real.write()
+                && !real.contains(&w.real)
+            {
+                real.push(w.real.clone());
+            }
+            if let Err(e) = self.inner.watch(&w.real, RecursiveMode::Recursive) {
+                tracing::warn!(root = %other.path.display(), error = %e, "cannot watch this root again; seen at the next SIGHUP");
+            }
         }
     }
 
