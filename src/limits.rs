@@ -71,6 +71,15 @@ pub const MAX_ANSWER_BUDGET_CHARS: usize = 16 * 1024 * 1024;
 /// longer is refused before any matching.
 pub const MAX_QUERY_BYTES: usize = 1024;
 
+/// How much of each SKILL.md body `query` reads (LIST-010): the opening of
+/// a body says what the skill is for; the rest is steps and reference,
+/// which would outweigh the description and cost memory at 10,000 skills.
+pub const SEARCH_BODY_BYTES: usize = 4 * 1024;
+
+/// Skills on a page of a `query` answer unless `limit` says otherwise
+/// (LIST-011): a model reads the first few; more only cost its context.
+pub const QUERY_PAGE_SKILLS: u32 = 10;
+
 /// Skills per `skills/list` page (spec SKX-008): a page hashes every file
 /// of its skills the first time, so pages are kept smaller than resource
 /// pages.
