@@ -14,9 +14,13 @@
 //!
 //! The index is built once per snapshot, on the first query (not at boot:
 //! the list every host asks for first must not wait for it), reading each
-//! skill's body prefix on the scan's thread pool.
+//! skill's body prefix on the scan's thread pool. It is kept small because
+//! it lives as long as the snapshot (issue 27 §6: at most a quarter more
+//! RSS at 10,000 skills): terms are 64-bit hashes, not strings, and the
+//! postings are one array laid out term by term.
 
 use std::collections::HashMap;
+use std::hash::{DefaultHasher, Hash, Hasher};
 
 use rayon::prelude::*;
 use rust_stemmers::{Algorithm, Stemmer};
@@ -271,12 +275,26 @@ struct Posting {
     tf: [u8; FIELDS],
 }
 
+/// A term as the index keys it: a 64-bit hash of its text. The index keeps
+/// no term's text (at 10,000 skills the strings would cost more than the
+/// postings); two terms of one catalog sharing a hash is a chance of about
+/// one in 10^10 and would only merge their postings.
+fn key(term: &str) -> u64 {
+    let mut h = DefaultHasher::new();
+    term.hash(&mut h);
+    h.finish()
+}
+
 /// One snapshot's inverted index.
 #[derive(Debug)]
 pub struct Index {
-    ids: HashMap<Box<str>, u32>,
-    /// Each term's postings, by term id, in skill order.
-    postings: Vec<Vec<Posting>>,
+    ids: HashMap<u64, u32>,
+    /// Every term's postings, term after term (by id), each term's in
+    /// skill order: one allocation, not one per term.
+    postings: Vec<Posting>,
+    /// Where each term's postings start in `postings`; one more entry
+    /// than there are terms.
+    starts: Vec<u32>,
     /// Each skill's field lengths in terms (capped at `u16::MAX`).
     lens: Vec<[u16; FIELDS]>,
     /// The average length of each field over the catalog (at least 1).
@@ -314,69 +332,120 @@ fn body_prefix(skill: &Skill) -> String {
 }
 
 /// One skill's terms with their per-field counts, and its field lengths.
-type DocTerms = (Vec<(String, [u8; FIELDS])>, [u16; FIELDS]);
+type DocTerms = (Vec<(u64, [u8; FIELDS])>, [u16; FIELDS]);
 
-fn analyze(analyzer: &Analyzer, skill: &Skill, body: &str) -> DocTerms {
-    let fields = [
-        skill.name.as_str(),
-        skill.description.as_deref().unwrap_or(""),
-        skill.when_to_use.as_deref().unwrap_or(""),
-        body,
-    ];
-    let mut counts: HashMap<String, [u8; FIELDS]> = HashMap::new();
-    let mut lens = [0u16; FIELDS];
-    for (f, text) in fields.iter().enumerate() {
-        for term in analyzer.terms(text) {
-            lens[f] = lens[f].saturating_add(1);
-            let tf = counts.entry(term).or_default();
-            tf[f] = tf[f].saturating_add(1);
-        }
-    }
-    (counts.into_iter().collect(), lens)
+/// A worker's analyzer and the term key of each word it has seen: a
+/// catalog repeats the same few thousand words, and stemming each
+/// occurrence again was most of the build.
+#[derive(Default)]
+struct Worker {
+    analyzer: Analyzer,
+    seen: HashMap<String, Option<u64>>,
 }
 
-impl Index {
-    /// The index of `skills`, each body read on the scan's thread pool.
-    pub fn build(skills: &[Skill]) -> Index {
-        Index::build_with(skills, body_prefix)
+impl Worker {
+    /// The key of `word`'s term, or `None` for a stop word.
+    fn term(&mut self, word: String) -> Option<u64> {
+        if let Some(k) = self.seen.get(&word) {
+            return *k;
+        }
+        let k = (!is_stop_word(&word)).then(|| key(&self.analyzer.0.stem(&word)));
+        self.seen.insert(word, k);
+        k
     }
 
-    /// The index with each skill's body taken from `body` (the tests give
-    /// bodies without files).
-    pub fn build_with(skills: &[Skill], body: impl Fn(&Skill) -> String + Sync) -> Index {
-        let docs: Vec<DocTerms> = skills
-            .par_iter()
-            .map_init(Analyzer::default, |a, s| analyze(a, s, &body(s)))
-            .collect();
-        let mut ids: HashMap<Box<str>, u32> = HashMap::new();
-        let mut postings: Vec<Vec<Posting>> = Vec::new();
-        let mut lens = Vec::with_capacity(docs.len());
+    fn analyze(&mut self, skill: &Skill, body: &str) -> DocTerms {
+        let fields = [
+            skill.name.as_str(),
+            skill.description.as_deref().unwrap_or(""),
+            skill.when_to_use.as_deref().unwrap_or(""),
+            body,
+        ];
+        let mut seen: Vec<(u64, usize)> = Vec::new();
+        let mut lens = [0u16; FIELDS];
+        for (f, text) in fields.iter().enumerate() {
+            for word in words(text) {
+                let Some(k) = self.term(word) else { continue };
+                lens[f] = lens[f].saturating_add(1);
+                seen.push((k, f));
+            }
+        }
+        seen.sort_unstable();
+        let mut counts: Vec<(u64, [u8; FIELDS])> = Vec::new();
+        for (k, f) in seen {
+            if counts.last().is_none_or(|(have, _)| *have != k) {
+                counts.push((k, [0; FIELDS]));
+            }
+            if let Some((_, tf)) = counts.last_mut() {
+                tf[f] = tf[f].saturating_add(1);
+            }
+        }
+        counts.shrink_to_fit();
+        (counts, lens)
+    }
+}
+
+/// Skills analysed at once before their terms join the index: bounds the
+/// memory the build holds besides the index itself.
+const BUILD_CHUNK: usize = 512;
+
+impl Index {
+    /// The index of `skills`, each body read on the scan's thread pool,
+    /// [`BUILD_CHUNK`] skills at a time.
+    pub fn build(skills: &[Skill]) -> Index {
+        let mut ids: HashMap<u64, u32> = HashMap::new();
+        // Each posting with its term id, in skill order; laid out term by
+        // term below.
+        let mut flat: Vec<(u32, Posting)> = Vec::new();
+        let mut lens = Vec::with_capacity(skills.len());
         let mut sums = [0f64; FIELDS];
-        for (doc, (terms, len)) in docs.into_iter().enumerate() {
-            for (term, tf) in terms {
-                let next = postings.len() as u32;
-                let id = *ids.entry(term.into_boxed_str()).or_insert(next);
-                if id == next {
-                    postings.push(Vec::new());
+        for chunk in skills.chunks(BUILD_CHUNK) {
+            let docs: Vec<DocTerms> = chunk
+                .par_iter()
+                .map_init(Worker::default, |w, s| w.analyze(s, &body_prefix(s)))
+                .collect();
+            for (terms, len) in docs {
+                let doc = lens.len() as u32;
+                for (k, tf) in terms {
+                    let next = ids.len() as u32;
+                    let id = *ids.entry(k).or_insert(next);
+                    flat.push((id, Posting { doc, tf }));
                 }
-                postings[id as usize].push(Posting {
-                    doc: doc as u32,
-                    tf,
-                });
+                for f in 0..FIELDS {
+                    sums[f] += f64::from(len[f]);
+                }
+                lens.push(len);
             }
-            for f in 0..FIELDS {
-                sums[f] += f64::from(len[f]);
-            }
-            lens.push(len);
         }
-        for p in &mut postings {
-            p.shrink_to_fit();
+        // A counting sort by term, stable, so each term's postings stay in
+        // skill order.
+        let mut starts = vec![0u32; ids.len() + 1];
+        for (id, _) in &flat {
+            starts[*id as usize + 1] += 1;
         }
+        for i in 1..starts.len() {
+            starts[i] += starts[i - 1];
+        }
+        let mut fill: Vec<u32> = starts.clone();
+        let mut postings = vec![
+            Posting {
+                doc: 0,
+                tf: [0; FIELDS]
+            };
+            flat.len()
+        ];
+        for (id, p) in flat {
+            let at = &mut fill[id as usize];
+            postings[*at as usize] = p;
+            *at += 1;
+        }
+        ids.shrink_to_fit();
         let n = lens.len().max(1) as f64;
         let avg = sums.map(|s| ((s / n) as f32).max(1.0));
         Index {
             ids,
             postings,
+            starts,
             lens,
             avg,
             analyzer: Analyzer::default(),
@@ -407,10 +476,11 @@ impl Index {
         let n = self.lens.len() as f32;
         let mut scores: HashMap<u32, f32> = HashMap::new();
         for term in self.query_terms(query) {
-            let Some(&id) = self.ids.get(term.as_str()) else {
+            let Some(&id) = self.ids.get(&key(&term)) else {
                 continue;
             };
-            let list = &self.postings[id as usize];
+            let (from, to) = (self.starts[id as usize], self.starts[id as usize + 1]);
+            let list = &self.postings[from as usize..to as usize];
             let df = list.len() as f32;
             let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
             for p in list {
