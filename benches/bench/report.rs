@@ -70,7 +70,13 @@ impl Table {
         self.rows.push(Row {
             what: what.into(),
             size: size.into(),
-            value: format!("{value:.2} {unit}"),
+            // A share (unit-less, such as recall) to three places, so a
+            // 0.929 is not shown as the 0.93 it misses.
+            value: if unit.is_empty() {
+                format!("{value:.3}")
+            } else {
+                format!("{value:.2} {unit}")
+            },
             spread,
             target,
             verdict,

@@ -261,7 +261,7 @@ pub fn evaluate(t: &mut Table) -> Result<(), String> {
             &format!("search {label}: recall@5"),
             &size,
             r5,
-            format!("plain BM25 {b5:.2}"),
+            format!("plain BM25 {b5:.3}"),
             "",
             r5_target,
         );
@@ -269,7 +269,7 @@ pub fn evaluate(t: &mut Table) -> Result<(), String> {
             &format!("search {label}: recall@1"),
             &size,
             r1,
-            format!("plain BM25 {b1:.2}"),
+            format!("plain BM25 {b1:.3}"),
             "",
             Target::None,
         );
@@ -277,7 +277,7 @@ pub fn evaluate(t: &mut Table) -> Result<(), String> {
             &format!("search {label}: MRR"),
             &size,
             mrr,
-            format!("plain BM25 {bmrr:.2}"),
+            format!("plain BM25 {bmrr:.3}"),
             "",
             Target::None,
         );
@@ -285,7 +285,7 @@ pub fn evaluate(t: &mut Table) -> Result<(), String> {
             &format!("search {label}: skills per answer"),
             &size,
             sz,
-            format!("plain BM25 {bsz:.2}"),
+            format!("plain BM25 {bsz:.3}"),
             "",
             Target::None,
         );
