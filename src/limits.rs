@@ -76,6 +76,12 @@ pub const MAX_QUERY_BYTES: usize = 1024;
 /// which would outweigh the description and cost memory at 10,000 skills.
 pub const SEARCH_BODY_BYTES: usize = 4 * 1024;
 
+/// The most characters the `initialize` instructions spend listing the
+/// catalog (spec LIST-014): every skill as `name: first sentence`, so a
+/// model knows what is served before its first call, as native skills do;
+/// a larger catalog is only counted, and the model told to search.
+pub const INSTRUCTIONS_INDEX_CHARS: usize = 8_000;
+
 /// Skills on a page of a `query` answer unless `limit` says otherwise
 /// (LIST-011): a model reads the first few; more only cost its context.
 pub const QUERY_PAGE_SKILLS: u32 = 10;

@@ -227,3 +227,53 @@ fn a_reload_searches_the_new_catalog() {
     );
     s.finish();
 }
+
+/// The `initialize` instructions (LIST-014).
+fn instructions(root: &Path) -> String {
+    let mut s = start(root, &[]);
+    let init = s.request(
+        "initialize",
+        json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}),
+    );
+    s.finish();
+    init["result"]["instructions"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+#[test]
+fn the_handshake_lists_a_catalog_that_fits_and_counts_one_that_does_not() {
+    let root = catalog();
+    let text = instructions(root.path());
+    assert!(text.starts_with("Serves 5 Agent Skills."), "{text}");
+    // Each skill, name and first sentence, one a line.
+    assert!(
+        text.contains("\n- pdf-forms: Fill in and flatten PDF forms, and extract their fields."),
+        "{text}"
+    );
+    assert!(
+        text.contains("\n- rna-seq: Differential expression"),
+        "{text}"
+    );
+    assert_eq!(text.matches("\n- ").count(), 5, "{text}");
+    assert!(!text.contains("query"), "{text}");
+
+    // 120 skills of about 90 characters a line pass the 8,000.
+    let big = tempfile::tempdir().unwrap();
+    for i in 0..120 {
+        write(
+            big.path(),
+            &format!("skill-{i:03}"),
+            &format!(
+                "Handles the {i}th kind of request that this large team catalog serves well. More."
+            ),
+            "",
+        );
+    }
+    let text = instructions(big.path());
+    assert!(text.starts_with("Serves 120 Agent Skills."), "{text}");
+    assert!(!text.contains("\n- "), "{text}");
+    assert!(text.contains("skill_list with a query"), "{text}");
+    assert!(text.len() < 1_000, "{text}");
+}

@@ -342,8 +342,9 @@ impl ServerHandler for SkillServer {
 }
 
 impl SkillServer {
-    /// What the model is told at the handshake (LIST-009): how many skills
-    /// are served and, when one answer cannot list them all, to search.
+    /// What the model is told at the handshake (LIST-009, LIST-014): how
+    /// many skills are served and either each one's name and first
+    /// sentence or, when those do not fit their budget, to search.
     fn instructions(&self) -> String {
         let served = self.live.current();
         let n = served.catalog.skills.len();
@@ -352,9 +353,13 @@ impl SkillServer {
              skill_file to read the files they refer to, and follow them.",
             if n == 1 { "" } else { "s" }
         );
-        if !served.list_fits() {
+        if let Some(index) = served.catalog_index() {
+            // LIST-014: the whole catalog, when it fits its budget.
+            s.push_str(" The skills:");
+            s.push_str(&index);
+        } else if n > 0 {
             s.push_str(
-                " The catalog is too large for one answer: call skill_list with a query (words from what you \
+                " The catalog is too large to list here: call skill_list with a query (words from what you \
                  need) to find the right skill, or page through it with the cursor it gives.",
             );
         }

@@ -11,7 +11,7 @@ use std::hash::{Hash, Hasher};
 
 use super::Snapshot;
 use crate::echo::excerpt;
-use crate::limits::{MAX_QUERY_BYTES, QUERY_PAGE_SKILLS};
+use crate::limits::{INSTRUCTIONS_INDEX_CHARS, MAX_QUERY_BYTES, QUERY_PAGE_SKILLS};
 use crate::search::Index;
 use crate::shapes::{FileSummary, ListArgs, SkillList};
 
@@ -117,6 +117,27 @@ impl Snapshot {
     pub fn index(&self) -> &Index {
         self.index
             .get_or_init(|| Index::build(&self.catalog.skills))
+    }
+
+    /// The catalog as the `initialize` instructions list it (LIST-014):
+    /// one line per skill, `- name: first sentence of its description`,
+    /// or `None` when those lines would pass
+    /// [`INSTRUCTIONS_INDEX_CHARS`] (or there is no skill).
+    pub fn catalog_index(&self) -> Option<String> {
+        let mut index = String::new();
+        let mut chars = 0;
+        for s in &self.catalog.skills {
+            let line = match s.description.as_deref().map(first_sentence) {
+                Some(d) if !d.is_empty() => format!("\n- {}: {d}", s.name),
+                _ => format!("\n- {}", s.name),
+            };
+            chars += line.chars().count();
+            if chars > INSTRUCTIONS_INDEX_CHARS {
+                return None;
+            }
+            index.push_str(&line);
+        }
+        (!index.is_empty()).then_some(index)
     }
 
     /// True when the whole, unpaged `skill_list` answer fits the budget.
@@ -430,10 +451,43 @@ fn cut(
     starts
 }
 
+/// A description's first sentence, on one line: up to the first `.`, `!`
+/// or `?` followed by a space or the end, whitespace runs made one space.
+fn first_sentence(d: &str) -> String {
+    let flat = d.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut end = flat.len();
+    for (i, c) in flat.char_indices() {
+        if matches!(c, '.' | '!' | '?') && flat[i + 1..].starts_with(' ') {
+            end = i + 1;
+            break;
+        }
+    }
+    flat[..end].to_owned()
+}
+
 /// What a cursor is bound to: the query (as its words) and the limit.
 fn listing_key(args: &ListArgs) -> u64 {
     let mut h = DefaultHasher::new();
     args.query.as_deref().map(words).hash(&mut h);
     args.limit.hash(&mut h);
     h.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::first_sentence;
+
+    #[test]
+    fn a_first_sentence_ends_at_its_stop_and_keeps_one_line() {
+        assert_eq!(
+            first_sentence("Fill PDF forms. Use when asked."),
+            "Fill PDF forms."
+        );
+        assert_eq!(
+            first_sentence("Builds\n  decks  v1.2 well"),
+            "Builds decks v1.2 well"
+        );
+        assert_eq!(first_sentence("Why? Because."), "Why?");
+        assert_eq!(first_sentence(""), "");
+    }
 }
