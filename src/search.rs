@@ -25,7 +25,6 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 use rayon::prelude::*;
 use rust_stemmers::{Algorithm, Stemmer};
 use unicode_normalization::UnicodeNormalization;
-use unicode_normalization::char::is_combining_mark;
 
 use crate::catalog::{self, Skill};
 use crate::frontmatter;
@@ -228,24 +227,29 @@ pub fn is_stop_word(word: &str) -> bool {
 }
 
 /// `word` case- and Unicode-folded: lowercased, compatibility-decomposed
-/// and stripped of combining marks, so "Café", "CAFE" and "café" are one
-/// word. ASCII (nearly every word) takes the byte path.
+/// and stripped of the combining diacritics (U+0300..U+036F) that
+/// decomposition splits off Latin, Greek and Cyrillic letters, so "Café",
+/// "CAFE" and "café" are one word. Other marks (an Indic vowel sign, say)
+/// are part of their word and stay. ASCII (nearly every word) takes the
+/// byte path.
 pub fn fold(word: &str) -> String {
     if word.is_ascii() {
         return word.to_ascii_lowercase();
     }
     word.nfkd()
-        .filter(|c| !is_combining_mark(*c))
+        .filter(|c| !('\u{300}'..='\u{36f}').contains(c))
         .flat_map(char::to_lowercase)
         .collect()
 }
 
 /// The words of a text: its maximal runs of letters and digits (so a name
-/// splits at `-` and `_`), folded.
+/// splits at `-` and `_`), folded; a run that folds to nothing (only
+/// diacritics) is no word.
 pub fn words(text: &str) -> impl Iterator<Item = String> + '_ {
     text.split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
         .map(fold)
+        .filter(|w| !w.is_empty())
 }
 
 /// Turns text into the terms the index holds: its words less stop words,
@@ -520,6 +524,9 @@ mod tests {
     fn words_fold_case_and_marks_and_split_names() {
         let w: Vec<String> = words("PDF-tools_v2 Café ÉCOLE ﬁle").collect();
         assert_eq!(w, ["pdf", "tools", "v2", "cafe", "ecole", "file"]);
+        // An Indic vowel sign is part of its word; a lone one is a word.
+        let w: Vec<String> = words("ಕಾ ಾ").collect();
+        assert_eq!(w, ["ಕಾ", "ಾ"]);
     }
 
     #[test]
@@ -531,5 +538,23 @@ mod tests {
         assert_eq!(t, ["present", "slide"]);
         let t: Vec<String> = a.terms("presenting a slide").collect();
         assert_eq!(t, ["present", "slide"]);
+    }
+
+    proptest::proptest! {
+        /// Any text — a query or a skill's field — folds, splits and stems
+        /// without a panic, and no term is empty or a stop word's stem.
+        #[test]
+        fn any_text_analyzes_without_a_panic(text in "\\PC{0,64}") {
+            let a = Analyzer::default();
+            for t in a.terms(&text) {
+                proptest::prop_assert!(!t.is_empty());
+            }
+        }
+
+        #[test]
+        fn any_letters_stem_without_a_panic(word in "[a-zA-Zà-ÿ'’ʼ\\u{300}-\\u{36f}]{1,24}") {
+            let a = Analyzer::default();
+            let _ = a.terms(&word).count();
+        }
     }
 }
