@@ -94,6 +94,7 @@ impl SkillServer {
     /// you need) to find skills directly, or "cursor" (the nextCursor given) to read on.
     #[tool(
         name = "skill_list",
+        meta = always_load(),
         output_schema = rmcp::handler::server::tool::schema_for_output::<SkillList>(),
         annotations(
             title = "List skills",
@@ -126,6 +127,7 @@ impl SkillServer {
     /// pages: pass "filesCursor" (the filesCursor given) for the next.
     #[tool(
         name = "skill_load",
+        meta = always_load(),
         annotations(
             title = "Load a skill",
             read_only_hint = true,
@@ -365,6 +367,15 @@ impl SkillServer {
         }
         s
     }
+}
+
+/// `_meta` of the tools a model needs first (LIST-015): Claude Code
+/// offers a tool marked `anthropic/alwaysLoad` in its first request
+/// instead of deferring it behind its tool search.
+fn always_load() -> rmcp::model::MetaObject {
+    let mut meta = serde_json::Map::new();
+    meta.insert("anthropic/alwaysLoad".into(), serde_json::Value::Bool(true));
+    rmcp::model::MetaObject(meta)
 }
 
 /// Why blocking work gave no answer.
