@@ -30,6 +30,7 @@ pub mod problem;
 pub mod read;
 pub mod reload;
 pub mod run;
+pub mod search;
 pub mod server;
 pub mod shapes;
 pub mod skills_ext;

@@ -71,6 +71,21 @@ pub const MAX_ANSWER_BUDGET_CHARS: usize = 16 * 1024 * 1024;
 /// longer is refused before any matching.
 pub const MAX_QUERY_BYTES: usize = 1024;
 
+/// How much of each SKILL.md body `query` reads (LIST-010): the opening of
+/// a body says what the skill is for; the rest is steps and reference,
+/// which would outweigh the description and cost memory at 10,000 skills.
+pub const SEARCH_BODY_BYTES: usize = 4 * 1024;
+
+/// The most characters the `initialize` instructions spend listing the
+/// catalog (spec LIST-014): every skill as `name: first sentence`, so a
+/// model knows what is served before its first call, as native skills do;
+/// a larger catalog is only counted, and the model told to search.
+pub const INSTRUCTIONS_INDEX_CHARS: usize = 8_000;
+
+/// Skills on a page of a `query` answer unless `limit` says otherwise
+/// (LIST-011): a model reads the first few; more only cost its context.
+pub const QUERY_PAGE_SKILLS: u32 = 10;
+
 /// Most skills on one `skills/list` page (spec SKX-008); a page also
 /// stops where its next entry would take it past the answer budget
 /// (SKX-015), so this only bounds how many entries one page builds.

@@ -300,6 +300,17 @@ impl Setup {
             );
         }
         assert_eq!(record["tool_search"], search, "{}", context());
+        // LIST-015: skill_list and skill_load carry `anthropic/alwaysLoad`,
+        // so even with tool search on the first request offers them.
+        for t in ["skill_list", "skill_load"] {
+            assert!(
+                record["first_offered"]
+                    .as_array()
+                    .is_some_and(|o| o.contains(&serde_json::json!(format!("mcp__skills__{t}")))),
+                "{t} not offered in the first request: {}",
+                context()
+            );
+        }
         assert_eq!(record["finished"], true, "{}", context());
 
         // The run's own verdict: a success whose answer is the stand-in's

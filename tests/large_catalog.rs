@@ -129,7 +129,7 @@ fn ten_thousand_skills_page_within_the_budget_and_query_finds_one_by_its_descrip
         hit["note"]
     );
     assert!(size(&hit) <= 40_000);
-    // Query words match parts of words too, and no word is a refusal.
+    // A query with no word is a refusal.
     let none = s.request(
         "tools/call",
         json!({"name": "skill_list", "arguments": {"query": " ,;"}}),

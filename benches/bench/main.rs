@@ -96,6 +96,16 @@ fn main() {
     if s.runs("boot") {
         measure::boot::empty(&s, &mut t);
     }
+    // Retrieval quality on real catalogs, once (not per tree size).
+    if s.runs("search") {
+        match measure::search::evaluate(&mut t) {
+            Ok(()) => eprintln!(
+                "[{:>5.1}s] search evaluation done",
+                began.elapsed().as_secs_f64()
+            ),
+            Err(why) => println!("search evaluation: skipped, {why}"),
+        }
+    }
     for &n in &s.sizes {
         let g = Instant::now();
         let tree = make_tree(n, s.fresh);

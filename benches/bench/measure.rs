@@ -1,10 +1,11 @@
 //! The measurements, one module per phase `--only` names (boot, trips,
-//! run, mixed, rescan, skills-ext). Each spawns its own servers over a tree and adds its
+//! run, mixed, rescan, skills-ext, search). Each spawns its own servers over a tree and adds its
 //! rows, with their targets, to the table.
 
 pub mod boot;
 pub mod mixed;
 pub mod rescan;
 pub mod run;
+pub mod search;
 pub mod skx;
 pub mod trips;

@@ -21,6 +21,8 @@ pub enum Target {
     RatioAtMost(f64),
     /// At most this count.
     CountAtMost(f64),
+    /// At least this (a share, such as recall).
+    AtLeast(f64),
 }
 
 pub struct Row {
@@ -53,8 +55,9 @@ impl Table {
             Target::MsUnder(x) => (format!("< {x} ms"), Some(value < x)),
             Target::MsAtMost(x) => (format!("≤ {x} ms"), Some(value <= x)),
             Target::MibAtMost(x) => (format!("≤ {x} MiB"), Some(value <= x)),
-            Target::RatioAtMost(x) => (format!("≤ {x:.1}×"), Some(value <= x)),
+            Target::RatioAtMost(x) => (format!("≤ {x}×"), Some(value <= x)),
             Target::CountAtMost(x) => (format!("≤ {x}"), Some(value <= x)),
+            Target::AtLeast(x) => (format!("≥ {x:.2}"), Some(value >= x)),
         };
         let verdict = match pass {
             None => "",
@@ -67,7 +70,13 @@ impl Table {
         self.rows.push(Row {
             what: what.into(),
             size: size.into(),
-            value: format!("{value:.2} {unit}"),
+            // A share (unit-less, such as recall) to three places, so a
+            // 0.929 is not shown as the 0.93 it misses.
+            value: if unit.is_empty() {
+                format!("{value:.3}")
+            } else {
+                format!("{value:.2} {unit}")
+            },
             spread,
             target,
             verdict,

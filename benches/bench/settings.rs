@@ -17,12 +17,20 @@ pub struct Settings {
     pub run_pairs: usize,
     /// Calls in the memory-flatness run.
     pub mixed_calls: usize,
-    /// Which phases run: boot, trips, run, mixed, rescan, skills-ext (all
+    /// Which phases run: boot, trips, run, mixed, rescan, skills-ext, search (all
     /// by default).
     pub only: Vec<String>,
 }
 
-const PHASES: &[&str] = &["boot", "trips", "run", "mixed", "rescan", "skills-ext"];
+const PHASES: &[&str] = &[
+    "boot",
+    "trips",
+    "run",
+    "mixed",
+    "rescan",
+    "skills-ext",
+    "search",
+];
 
 impl Settings {
     pub fn runs(&self, phase: &str) -> bool {
@@ -79,7 +87,7 @@ impl Settings {
                          \x20               and rebuild the original TypeScript server kept there\n\
                          --sizes N,..    tree sizes (default 100,1000,10000); skill_run and the mixed\n\
                          \x20               calls run on the largest; targets are judged at 10,000 only\n\
-                         --only PHASE,.. boot, trips, run, mixed, rescan, skills-ext (default: all)\n\n\
+                         --only PHASE,.. boot, trips, run, mixed, rescan, skills-ext, search (default: all)\n\n\
                          The skills-ext phase boots rmcp's own SEP-2640 SkillCatalog\n\
                          (benches/rmcp-peer, built with cargo into the target directory)\n\
                          beside this server on every tree size and judges the ratios.\n\

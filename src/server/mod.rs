@@ -94,6 +94,7 @@ impl SkillServer {
     /// you need) to find skills directly, or "cursor" (the nextCursor given) to read on.
     #[tool(
         name = "skill_list",
+        meta = always_load(),
         output_schema = rmcp::handler::server::tool::schema_for_output::<SkillList>(),
         annotations(
             title = "List skills",
@@ -126,6 +127,7 @@ impl SkillServer {
     /// pages: pass "filesCursor" (the filesCursor given) for the next.
     #[tool(
         name = "skill_load",
+        meta = always_load(),
         annotations(
             title = "Load a skill",
             read_only_hint = true,
@@ -350,8 +352,9 @@ impl ServerHandler for SkillServer {
 }
 
 impl SkillServer {
-    /// What the model is told at the handshake (LIST-009): how many skills
-    /// are served and, when one answer cannot list them all, to search.
+    /// What the model is told at the handshake (LIST-009, LIST-014): how
+    /// many skills are served and either each one's name and first
+    /// sentence or, when those do not fit their budget, to search.
     fn instructions(&self) -> String {
         let served = self.live.current();
         let n = served.catalog.skills.len();
@@ -360,14 +363,27 @@ impl SkillServer {
              skill_file to read the files they refer to, and follow them.",
             if n == 1 { "" } else { "s" }
         );
-        if !served.list_fits() {
+        if let Some(index) = served.catalog_index() {
+            // LIST-014: the whole catalog, when it fits its budget.
+            s.push_str(" The skills:");
+            s.push_str(&index);
+        } else if n > 0 {
             s.push_str(
-                " The catalog is too large for one answer: call skill_list with a query (words from what you \
+                " The catalog is too large to list here: call skill_list with a query (words from what you \
                  need) to find the right skill, or page through it with the cursor it gives.",
             );
         }
         s
     }
+}
+
+/// `_meta` of the tools a model needs first (LIST-015): Claude Code
+/// offers a tool marked `anthropic/alwaysLoad` in its first request
+/// instead of deferring it behind its tool search.
+fn always_load() -> rmcp::model::MetaObject {
+    let mut meta = serde_json::Map::new();
+    meta.insert("anthropic/alwaysLoad".into(), serde_json::Value::Bool(true));
+    rmcp::model::MetaObject(meta)
 }
 
 /// Why blocking work gave no answer.

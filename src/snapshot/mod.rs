@@ -50,6 +50,9 @@ pub struct Snapshot {
     entries: OnceLock<pages::Entries>,
     /// `skill_list` with no arguments, serialized on first use.
     first_list: OnceLock<Result<Serialized, String>>,
+    /// What `query` searches (LIST-010), built on the first query: a
+    /// reload's snapshot builds its own.
+    index: OnceLock<crate::search::Index>,
 }
 
 impl Snapshot {
@@ -91,6 +94,7 @@ impl Snapshot {
             budget,
             entries: OnceLock::new(),
             first_list: OnceLock::new(),
+            index: OnceLock::new(),
         }
     }
 

@@ -1,7 +1,8 @@
 //! Answers that fit a model's context (spec LIST-005..LIST-008): every
 //! `skill_list` answer, and every `skill_load` manifest, stays within the
 //! answer budget. A catalog whose whole list fits gets it whole, exactly
-//! as before; a larger one is paged, and searched with `query`. Each skill
+//! as before; a larger one is paged, and searched with `query` (ranked
+//! by `crate::search`, LIST-010..LIST-012). Each skill
 //! entry is serialized once per snapshot to learn its size, so a page is
 //! cut from sizes, not by trial.
 
@@ -10,7 +11,8 @@ use std::hash::{Hash, Hasher};
 
 use super::Snapshot;
 use crate::echo::excerpt;
-use crate::limits::MAX_QUERY_BYTES;
+use crate::limits::{INSTRUCTIONS_INDEX_CHARS, MAX_QUERY_BYTES, QUERY_PAGE_SKILLS};
+use crate::search::Index;
 use crate::shapes::{FileSummary, ListArgs, SkillList};
 
 /// Bytes a page may spend on what is not an entry: the top-level fields,
@@ -28,53 +30,6 @@ pub struct Entries {
     problem_sizes: Vec<usize>,
     /// The whole unpaged answer's JSON size.
     full_size: usize,
-    /// Each skill's [`Pairs`]: which character pairs its lowercased name,
-    /// description and when-to-use hold, so `query` reads the text of
-    /// only the skills that can match.
-    pairs: Vec<Pairs>,
-}
-
-/// A 256-bit filter of the adjacent character pairs of some lowercased
-/// text. A word occurs in the text only if each of its pairs does, so a
-/// skill whose filter lacks one of a word's pairs cannot contain the word
-/// and is skipped without touching its text; a skill that passes is
-/// matched for real, so the filter changes no answer, only how much text
-/// a query reads (at 10,000 skills, 32 bytes a skill instead of the
-/// about 330 bytes of text). A false pass costs only the full check.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-struct Pairs([u64; 4]);
-
-impl Pairs {
-    fn bit(a: char, b: char) -> (usize, u64) {
-        let h = (u32::from(a).wrapping_mul(0x9E37_79B1) ^ u32::from(b).wrapping_mul(0x85EB_CA77))
-            .rotate_left(13)
-            .wrapping_mul(0xC2B2_AE3D);
-        let bit = (h >> 24) as usize;
-        (bit / 64, 1 << (bit % 64))
-    }
-
-    fn add(&mut self, lowered: &str) {
-        let mut chars = lowered.chars();
-        let Some(mut a) = chars.next() else { return };
-        for b in chars {
-            let (i, m) = Pairs::bit(a, b);
-            self.0[i] |= m;
-            a = b;
-        }
-    }
-
-    fn of(lowered: &str) -> Pairs {
-        let mut p = Pairs::default();
-        p.add(lowered);
-        p
-    }
-
-    fn holds(&self, other: &Pairs) -> bool {
-        self.0
-            .iter()
-            .zip(other.0)
-            .all(|(have, want)| have & want == want)
-    }
 }
 
 /// The size of `v`'s compact JSON, counted as it is written rather than
@@ -94,54 +49,10 @@ fn json_len<T: serde::Serialize>(v: &T) -> usize {
     serde_json::to_writer(&mut n, v).map_or(0, |()| n.0)
 }
 
-/// The words of a query or a field: maximal runs of letters and digits,
-/// lowercased.
+/// The words of a query, as a cursor's key holds them: its maximal runs
+/// of letters and digits, folded.
 fn words(s: &str) -> Vec<String> {
-    s.split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
-        .collect()
-}
-
-/// `field` lowercased into `buf`, which is reused from field to field so
-/// a query over 10,000 skills allocates next to nothing: no lowercased
-/// copy of every skill's text is kept for `query` (issue 20 §4). An ASCII
-/// field (nearly all of them) is lowercased byte by byte, which is what
-/// Unicode lowercasing does to ASCII.
-fn lowered<'b>(field: &str, buf: &'b mut String) -> &'b str {
-    buf.clear();
-    if field.is_ascii() {
-        buf.push_str(field);
-        buf.make_ascii_lowercase();
-    } else {
-        buf.push_str(&field.to_lowercase());
-    }
-    buf
-}
-
-/// What `query` searches in a skill: its name, description and
-/// when-to-use.
-fn search_fields(s: &crate::catalog::Skill) -> [&str; 3] {
-    [
-        s.name.as_str(),
-        s.description.as_deref().unwrap_or(""),
-        s.when_to_use.as_deref().unwrap_or(""),
-    ]
-}
-
-/// How well a skill matches (LIST-006): each query word found in the
-/// name scores 4, in the description 2, in when-to-use 1, case aside (a
-/// word found as part of a longer word counts: `pdf` finds `pdfs`). Zero
-/// is no match. `buf` is scratch space.
-fn score(query: &[String], fields: [&str; 3], buf: &mut String) -> u32 {
-    [4, 2, 1]
-        .iter()
-        .zip(fields)
-        .map(|(weight, field)| {
-            let field = lowered(field, buf);
-            weight * query.iter().filter(|w| field.contains(w.as_str())).count() as u32
-        })
-        .sum()
+    crate::search::words(s).collect()
 }
 
 /// An answer as it goes out: its JSON text and the same JSON as a value
@@ -194,26 +105,39 @@ impl Snapshot {
                 + skill_sizes.len()
                 + problem_sizes.iter().sum::<usize>()
                 + problem_sizes.len();
-            let mut buf = String::new();
-            let pairs = self
-                .catalog
-                .skills
-                .iter()
-                .map(|s| {
-                    let mut p = Pairs::default();
-                    for field in search_fields(s) {
-                        p.add(lowered(field, &mut buf));
-                    }
-                    p
-                })
-                .collect();
             Entries {
                 skill_sizes,
                 problem_sizes,
                 full_size,
-                pairs,
             }
         })
+    }
+
+    /// What `query` searches, built on the first query (LIST-010).
+    pub fn index(&self) -> &Index {
+        self.index
+            .get_or_init(|| Index::build(&self.catalog.skills))
+    }
+
+    /// The catalog as the `initialize` instructions list it (LIST-014):
+    /// one line per skill, `- name: first sentence of its description`,
+    /// or `None` when those lines would pass
+    /// [`INSTRUCTIONS_INDEX_CHARS`] (or there is no skill).
+    pub fn catalog_index(&self) -> Option<String> {
+        let mut index = String::new();
+        let mut chars = 0;
+        for s in &self.catalog.skills {
+            let line = match s.description.as_deref().map(first_sentence) {
+                Some(d) if !d.is_empty() => format!("\n- {}: {d}", s.name),
+                _ => format!("\n- {}", s.name),
+            };
+            chars += line.chars().count();
+            if chars > INSTRUCTIONS_INDEX_CHARS {
+                return None;
+            }
+            index.push_str(&line);
+        }
+        (!index.is_empty()).then_some(index)
     }
 
     /// True when the whole, unpaged `skill_list` answer fits the budget.
@@ -235,14 +159,13 @@ impl Snapshot {
                 ));
             }
             Some(q) => {
-                let w = words(q);
-                if w.is_empty() {
+                if words(q).is_empty() {
                     return Err(
                         "query has no words: give words to look for in skills' names, descriptions and when-to-use"
                             .into(),
                     );
                 }
-                Some(w)
+                Some(q)
             }
         };
         if args.limit == Some(0) {
@@ -254,26 +177,12 @@ impl Snapshot {
         // The skills this answer lists, in its order.
         let order: Vec<usize> = match &query {
             None => (0..self.catalog.skills.len()).collect(),
-            Some(q) => {
-                let wanted: Vec<Pairs> = q.iter().map(|w| Pairs::of(w)).collect();
-                let mut buf = String::new();
-                let mut hits: Vec<(u32, usize)> = self
-                    .catalog
-                    .skills
-                    .iter()
-                    .zip(&entries.pairs)
-                    .enumerate()
-                    .filter(|(_, (_, have))| wanted.iter().any(|w| have.holds(w)))
-                    .map(|(i, (s, _))| (score(q, search_fields(s), &mut buf), i))
-                    .filter(|&(s, _)| s > 0)
-                    .collect();
-                // Best first, ties by name (the catalog is in name order).
-                hits.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-                hits.into_iter().map(|(_, i)| i).collect()
-            }
+            Some(q) => self.index().search(q),
         };
+        // A query answer holds a few skills a page (LIST-011).
+        let limit = args.limit.or(query.is_some().then_some(QUERY_PAGE_SKILLS));
         let key = listing_key(args);
-        let starts = self.page_starts(&order, args.limit);
+        let starts = self.page_starts(&order, limit);
         let start = match args.cursor.as_deref() {
             None => 0,
             Some(c) => self.read_cursor(c, key, &starts, &SKILL_LIST)?,
@@ -371,6 +280,11 @@ impl Snapshot {
         args: &ListArgs,
     ) -> String {
         let what = match &args.query {
+            // LIST-012: an empty answer says why and what to try instead.
+            Some(q) if n_skills == 0 => format!(
+                "No skill matches {}: no skill shares a word with it other than common words such as \"the\" or \"to\". Try fewer words, or other words for what the skill does or works on; skill_list without a query lists every skill",
+                excerpt(q)
+            ),
             Some(q) => format!(
                 "{n_skills} skill{} match {}, best first",
                 if n_skills == 1 { "" } else { "s" },
@@ -381,6 +295,9 @@ impl Snapshot {
                 if n_skills == 1 { "" } else { "s" }
             ),
         };
+        if n_skills == 0 && page.problems.is_empty() && args.query.is_some() {
+            return format!("{what}.");
+        }
         let shown = if page.skills.is_empty() {
             "this page holds no skills".to_string()
         } else {
@@ -534,6 +451,20 @@ fn cut(
     starts
 }
 
+/// A description's first sentence, on one line: up to the first `.`, `!`
+/// or `?` followed by a space or the end, whitespace runs made one space.
+fn first_sentence(d: &str) -> String {
+    let flat = d.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut end = flat.len();
+    for (i, c) in flat.char_indices() {
+        if matches!(c, '.' | '!' | '?') && flat[i + 1..].starts_with(' ') {
+            end = i + 1;
+            break;
+        }
+    }
+    flat[..end].to_owned()
+}
+
 /// What a cursor is bound to: the query (as its words) and the limit.
 fn listing_key(args: &ListArgs) -> u64 {
     let mut h = DefaultHasher::new();
@@ -544,59 +475,19 @@ fn listing_key(args: &ListArgs) -> u64 {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::first_sentence;
 
     #[test]
-    fn words_and_scores_follow_the_rule() {
-        assert_eq!(words("PDF, forms—fill!"), ["pdf", "forms", "fill"]);
-        let hay = ["pdf-tools", "Fill PDF forms", "when a form needs filling"];
-        let mut buf = String::new();
-        // pdf: name 4 + description 2; fill: description 2 + when 1.
-        assert_eq!(score(&words("pdf fill"), hay, &mut buf), 9);
-        assert_eq!(score(&words("zip"), hay, &mut buf), 0);
-        // A word inside a longer word counts.
-        assert_eq!(score(&words("tool"), hay, &mut buf), 4);
-    }
-
-    #[test]
-    fn lowered_is_unicode_lowercasing() {
-        // ASCII fields take the byte path; either way the answer is
-        // `str::to_lowercase`, with the buffer reused between fields.
-        let mut buf = String::new();
-        for field in [
-            "Fill PDF Forms",
-            "ÄRGER mit PDF",
-            "Kelvin sign \u{212A}",
-            "ΣΊΣΥΦΟΣ",
-            "",
-            "plain",
-        ] {
-            assert_eq!(lowered(field, &mut buf), field.to_lowercase(), "{field:?}");
-        }
-    }
-
-    #[test]
-    fn the_pair_filter_never_hides_a_match() {
-        // Every substring of a lowercased text passes its filter, so the
-        // filter can only skip skills that `score` would give 0.
-        let mut buf = String::new();
-        for text in [
-            "Fill PDF forms (catalog entry ref08218).",
-            "ÄRGER mit Σίσυφος — ǅemal İstanbul",
-            "a",
-            "",
-        ] {
-            let low = lowered(text, &mut buf).to_owned();
-            let have = Pairs::of(&low);
-            let chars: Vec<char> = low.chars().collect();
-            for i in 0..chars.len() {
-                for j in i + 1..=chars.len() {
-                    let word: String = chars[i..j].iter().collect();
-                    assert!(have.holds(&Pairs::of(&word)), "{text:?} / {word:?}");
-                }
-            }
-        }
-        // And it does skip: a word of pairs the text lacks.
-        assert!(!Pairs::of("pdf forms").holds(&Pairs::of("zyxwvq")));
+    fn a_first_sentence_ends_at_its_stop_and_keeps_one_line() {
+        assert_eq!(
+            first_sentence("Fill PDF forms. Use when asked."),
+            "Fill PDF forms."
+        );
+        assert_eq!(
+            first_sentence("Builds\n  decks  v1.2 well"),
+            "Builds decks v1.2 well"
+        );
+        assert_eq!(first_sentence("Why? Because."), "Why?");
+        assert_eq!(first_sentence(""), "");
     }
 }

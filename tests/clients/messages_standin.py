@@ -170,6 +170,8 @@ def plan(body):
     if state["tool_search"] is None:
         offered = callable_tools(body)
         state["tool_search"] = not all(PREFIX + t in offered for t in SKILL_TOOLS)
+        # LIST-015: which skill tools the first request offers outright.
+        state["first_offered"] = sorted(n for n in offered if n.startswith(PREFIX))
     return ([SEARCH] if state["tool_search"] else []) + PLAN
 
 

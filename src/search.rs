@@ -1,0 +1,560 @@
+//! Ranked search for `skill_list`'s `query` (spec LIST-006, LIST-010..LIST-013):
+//! BM25F over four fields of each skill — its name split at `-`/`_`, its
+//! description, its when-to-use and the first [`SEARCH_BODY_BYTES`] of its
+//! SKILL.md body — after case and Unicode folding, English stop words and
+//! Snowball stemming.
+//!
+//! Why BM25F and not the substring count it replaces: measured on real
+//! catalogs (issue 27), counting substrings let "the" match a third of all
+//! skills and a whole sentence match nearly every one. BM25 weighs a word
+//! by how rare it is, stop words never count, and stemming lets "presenting
+//! slides" meet "presentation" and "slide". Scoring is a few lines over an
+//! inverted index; the stemmer is `rust-stemmers` (Snowball's own English
+//! algorithm), the part worth not writing by hand.
+//!
+//! The index is built once per snapshot, on the first query (not at boot:
+//! the list every host asks for first must not wait for it), reading each
+//! skill's body prefix on the scan's thread pool. It is kept small because
+//! it lives as long as the snapshot (issue 27 §6: at most a quarter more
+//! RSS at 10,000 skills): terms are 64-bit hashes, not strings, and the
+//! postings are one array laid out term by term.
+
+use std::collections::HashMap;
+use std::hash::{DefaultHasher, Hash, Hasher};
+
+use rayon::prelude::*;
+use rust_stemmers::{Algorithm, Stemmer};
+use unicode_normalization::UnicodeNormalization;
+
+use crate::catalog::{self, Skill};
+use crate::frontmatter;
+use crate::limits::SEARCH_BODY_BYTES;
+
+/// The fields, in this order everywhere: name, description, when-to-use,
+/// body.
+const FIELDS: usize = 4;
+
+/// How much a word found in each field counts (LIST-010): a word of the
+/// name says most about what the skill is, the body least.
+pub const FIELD_WEIGHTS: [f32; FIELDS] = [3.0, 2.0, 1.5, 1.0];
+
+/// BM25's length normalisation per field: a name is short by nature, so
+/// its length barely matters; long descriptions and bodies are damped.
+const FIELD_B: [f32; FIELDS] = [0.3, 0.75, 0.75, 0.75];
+
+/// BM25's saturation: the fifth occurrence of a word adds little.
+const K1: f32 = 1.2;
+
+/// A skill is listed only when it scores at least this share of the best
+/// skill's score (LIST-011): the rest share only a common word or two with
+/// the query and would crowd the answer.
+pub const RELATIVE_CUT: f32 = 0.25;
+
+/// English stop words (LIST-010): the NLTK list, plus the words people put
+/// around a request to an agent ("please", "want", "need"), which say
+/// nothing about which skill is meant. Sorted, for a binary search.
+const STOP_WORDS: &[&str] = &[
+    "a",
+    "about",
+    "above",
+    "after",
+    "again",
+    "against",
+    "ain",
+    "all",
+    "also",
+    "am",
+    "an",
+    "and",
+    "any",
+    "are",
+    "aren",
+    "as",
+    "at",
+    "be",
+    "because",
+    "been",
+    "before",
+    "being",
+    "below",
+    "between",
+    "both",
+    "but",
+    "by",
+    "can",
+    "could",
+    "couldn",
+    "d",
+    "did",
+    "didn",
+    "do",
+    "does",
+    "doesn",
+    "doing",
+    "don",
+    "down",
+    "during",
+    "each",
+    "few",
+    "for",
+    "from",
+    "further",
+    "had",
+    "hadn",
+    "has",
+    "hasn",
+    "have",
+    "haven",
+    "having",
+    "he",
+    "her",
+    "here",
+    "hers",
+    "herself",
+    "him",
+    "himself",
+    "his",
+    "how",
+    "i",
+    "if",
+    "in",
+    "into",
+    "is",
+    "isn",
+    "it",
+    "its",
+    "itself",
+    "just",
+    "let",
+    "ll",
+    "m",
+    "me",
+    "might",
+    "mightn",
+    "more",
+    "most",
+    "must",
+    "mustn",
+    "my",
+    "myself",
+    "need",
+    "needn",
+    "needs",
+    "no",
+    "nor",
+    "not",
+    "now",
+    "o",
+    "of",
+    "off",
+    "on",
+    "once",
+    "only",
+    "or",
+    "other",
+    "our",
+    "ours",
+    "ourselves",
+    "out",
+    "over",
+    "own",
+    "please",
+    "re",
+    "s",
+    "same",
+    "shall",
+    "shan",
+    "she",
+    "should",
+    "shouldn",
+    "so",
+    "some",
+    "such",
+    "t",
+    "than",
+    "that",
+    "the",
+    "their",
+    "theirs",
+    "them",
+    "themselves",
+    "then",
+    "there",
+    "these",
+    "they",
+    "this",
+    "those",
+    "through",
+    "to",
+    "too",
+    "under",
+    "until",
+    "up",
+    "us",
+    "ve",
+    "very",
+    "want",
+    "wants",
+    "was",
+    "wasn",
+    "we",
+    "were",
+    "weren",
+    "what",
+    "when",
+    "where",
+    "which",
+    "while",
+    "who",
+    "whom",
+    "why",
+    "will",
+    "with",
+    "won",
+    "would",
+    "wouldn",
+    "y",
+    "you",
+    "your",
+    "yours",
+    "yourself",
+    "yourselves",
+];
+
+/// True for an English stop word (already folded).
+pub fn is_stop_word(word: &str) -> bool {
+    STOP_WORDS.binary_search(&word).is_ok()
+}
+
+/// `word` case- and Unicode-folded: lowercased, compatibility-decomposed
+/// and stripped of the combining diacritics (U+0300..U+036F) that
+/// decomposition splits off Latin, Greek and Cyrillic letters, so "Café",
+/// "CAFE" and "café" are one word. Other marks (an Indic vowel sign, say)
+/// are part of their word and stay. ASCII (nearly every word) takes the
+/// byte path.
+pub fn fold(word: &str) -> String {
+    if word.is_ascii() {
+        return word.to_ascii_lowercase();
+    }
+    word.nfkd()
+        .filter(|c| !('\u{300}'..='\u{36f}').contains(c))
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+/// The words of a text: its maximal runs of letters and digits (so a name
+/// splits at `-` and `_`), folded; a run that folds to nothing (only
+/// diacritics) is no word.
+pub fn words(text: &str) -> impl Iterator<Item = String> + '_ {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(fold)
+        .filter(|w| !w.is_empty())
+}
+
+/// Turns text into the terms the index holds: its words less stop words,
+/// each stemmed by Snowball's English stemmer.
+pub struct Analyzer(Stemmer);
+
+impl Default for Analyzer {
+    fn default() -> Self {
+        Analyzer(Stemmer::create(Algorithm::English))
+    }
+}
+
+impl Analyzer {
+    /// The terms of `text`, in order, repeats kept.
+    pub fn terms<'t>(&'t self, text: &'t str) -> impl Iterator<Item = String> + 't {
+        words(text)
+            .filter(|w| !is_stop_word(w))
+            .map(|w| self.0.stem(&w).into_owned())
+    }
+}
+
+/// One skill's occurrences of one term: how often it is in each field
+/// (capped at 255; BM25 saturates long before).
+#[derive(Debug, Clone, Copy)]
+struct Posting {
+    doc: u32,
+    tf: [u8; FIELDS],
+}
+
+/// A term as the index keys it: a 64-bit hash of its text. The index keeps
+/// no term's text (at 10,000 skills the strings would cost more than the
+/// postings); two terms of one catalog sharing a hash is a chance of about
+/// one in 10^10 and would only merge their postings.
+fn key(term: &str) -> u64 {
+    let mut h = DefaultHasher::new();
+    term.hash(&mut h);
+    h.finish()
+}
+
+/// One snapshot's inverted index.
+#[derive(Debug)]
+pub struct Index {
+    ids: HashMap<u64, u32>,
+    /// Every term's postings, term after term (by id), each term's in
+    /// skill order: one allocation, not one per term.
+    postings: Vec<Posting>,
+    /// Where each term's postings start in `postings`; one more entry
+    /// than there are terms.
+    starts: Vec<u32>,
+    /// Each skill's field lengths in terms (capped at `u16::MAX`).
+    lens: Vec<[u16; FIELDS]>,
+    /// The average length of each field over the catalog (at least 1).
+    avg: [f32; FIELDS],
+    analyzer: Analyzer,
+}
+
+impl std::fmt::Debug for Analyzer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Analyzer(English)")
+    }
+}
+
+/// The first `max` bytes of `s`, cut back to a character boundary.
+fn prefix(s: &str, max: usize) -> &str {
+    let mut cut = max.min(s.len());
+    while !s.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    &s[..cut]
+}
+
+/// The body prefix `query` reads: the SKILL.md read again through the
+/// fence, as `skill_load` reads it. A SKILL.md that cannot be read or no
+/// longer splits has no body here; its other fields still count.
+fn body_prefix(skill: &Skill) -> String {
+    let Ok(md) = catalog::read_skill_md(&skill.dir) else {
+        return String::new();
+    };
+    let Ok(split) = frontmatter::split(&md.text) else {
+        return String::new();
+    };
+    let body = md.text.get(split.body_offset..).unwrap_or("");
+    prefix(body, SEARCH_BODY_BYTES).to_owned()
+}
+
+/// One skill's terms with their per-field counts, and its field lengths.
+type DocTerms = (Vec<(u64, [u8; FIELDS])>, [u16; FIELDS]);
+
+/// A worker's analyzer and the term key of each word it has seen: a
+/// catalog repeats the same few thousand words, and stemming each
+/// occurrence again was most of the build.
+#[derive(Default)]
+struct Worker {
+    analyzer: Analyzer,
+    seen: HashMap<String, Option<u64>>,
+}
+
+impl Worker {
+    /// The key of `word`'s term, or `None` for a stop word.
+    fn term(&mut self, word: String) -> Option<u64> {
+        if let Some(k) = self.seen.get(&word) {
+            return *k;
+        }
+        let k = (!is_stop_word(&word)).then(|| key(&self.analyzer.0.stem(&word)));
+        self.seen.insert(word, k);
+        k
+    }
+
+    fn analyze(&mut self, skill: &Skill, body: &str) -> DocTerms {
+        let fields = [
+            skill.name.as_str(),
+            skill.description.as_deref().unwrap_or(""),
+            skill.when_to_use.as_deref().unwrap_or(""),
+            body,
+        ];
+        let mut seen: Vec<(u64, usize)> = Vec::new();
+        let mut lens = [0u16; FIELDS];
+        for (f, text) in fields.iter().enumerate() {
+            for word in words(text) {
+                let Some(k) = self.term(word) else { continue };
+                lens[f] = lens[f].saturating_add(1);
+                seen.push((k, f));
+            }
+        }
+        seen.sort_unstable();
+        let mut counts: Vec<(u64, [u8; FIELDS])> = Vec::new();
+        for (k, f) in seen {
+            if counts.last().is_none_or(|(have, _)| *have != k) {
+                counts.push((k, [0; FIELDS]));
+            }
+            if let Some((_, tf)) = counts.last_mut() {
+                tf[f] = tf[f].saturating_add(1);
+            }
+        }
+        counts.shrink_to_fit();
+        (counts, lens)
+    }
+}
+
+/// Skills analysed at once before their terms join the index: bounds the
+/// memory the build holds besides the index itself.
+const BUILD_CHUNK: usize = 512;
+
+impl Index {
+    /// The index of `skills`, each body read on the scan's thread pool,
+    /// [`BUILD_CHUNK`] skills at a time.
+    pub fn build(skills: &[Skill]) -> Index {
+        let mut ids: HashMap<u64, u32> = HashMap::new();
+        // Each posting with its term id, in skill order; laid out term by
+        // term below.
+        let mut flat: Vec<(u32, Posting)> = Vec::new();
+        let mut lens = Vec::with_capacity(skills.len());
+        let mut sums = [0f64; FIELDS];
+        for chunk in skills.chunks(BUILD_CHUNK) {
+            let docs: Vec<DocTerms> = chunk
+                .par_iter()
+                .map_init(Worker::default, |w, s| w.analyze(s, &body_prefix(s)))
+                .collect();
+            for (terms, len) in docs {
+                let doc = lens.len() as u32;
+                for (k, tf) in terms {
+                    let next = ids.len() as u32;
+                    let id = *ids.entry(k).or_insert(next);
+                    flat.push((id, Posting { doc, tf }));
+                }
+                for f in 0..FIELDS {
+                    sums[f] += f64::from(len[f]);
+                }
+                lens.push(len);
+            }
+        }
+        // A counting sort by term, stable, so each term's postings stay in
+        // skill order.
+        let mut starts = vec![0u32; ids.len() + 1];
+        for (id, _) in &flat {
+            starts[*id as usize + 1] += 1;
+        }
+        for i in 1..starts.len() {
+            starts[i] += starts[i - 1];
+        }
+        let mut fill: Vec<u32> = starts.clone();
+        let mut postings = vec![
+            Posting {
+                doc: 0,
+                tf: [0; FIELDS]
+            };
+            flat.len()
+        ];
+        for (id, p) in flat {
+            let at = &mut fill[id as usize];
+            postings[*at as usize] = p;
+            *at += 1;
+        }
+        ids.shrink_to_fit();
+        let n = lens.len().max(1) as f64;
+        let avg = sums.map(|s| ((s / n) as f32).max(1.0));
+        Index {
+            ids,
+            postings,
+            starts,
+            lens,
+            avg,
+            analyzer: Analyzer::default(),
+        }
+    }
+
+    /// The distinct terms of a query that are not stop words, in order.
+    pub fn query_terms(&self, query: &str) -> Vec<String> {
+        let mut terms: Vec<String> = Vec::new();
+        for t in self.analyzer.terms(query) {
+            if !terms.contains(&t) {
+                terms.push(t);
+            }
+        }
+        terms
+    }
+
+    /// The skills that match `query` (LIST-010, LIST-011): best first,
+    /// ties in catalog (name) order, each scoring at least
+    /// [`RELATIVE_CUT`] of the best; none when the query shares no term
+    /// but stop words with any skill.
+    pub fn search(&self, query: &str) -> Vec<usize> {
+        self.scored(query).into_iter().map(|(i, _)| i).collect()
+    }
+
+    /// [`Index::search`] with each skill's score.
+    pub fn scored(&self, query: &str) -> Vec<(usize, f32)> {
+        let n = self.lens.len() as f32;
+        let mut scores: HashMap<u32, f32> = HashMap::new();
+        for term in self.query_terms(query) {
+            let Some(&id) = self.ids.get(&key(&term)) else {
+                continue;
+            };
+            let (from, to) = (self.starts[id as usize], self.starts[id as usize + 1]);
+            let list = &self.postings[from as usize..to as usize];
+            let df = list.len() as f32;
+            let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+            for p in list {
+                let len = &self.lens[p.doc as usize];
+                let mut tf = 0.0;
+                for f in 0..FIELDS {
+                    if p.tf[f] > 0 {
+                        let norm = 1.0 - FIELD_B[f] + FIELD_B[f] * f32::from(len[f]) / self.avg[f];
+                        tf += FIELD_WEIGHTS[f] * f32::from(p.tf[f]) / norm;
+                    }
+                }
+                *scores.entry(p.doc).or_default() += idf * tf / (K1 + tf);
+            }
+        }
+        let best = scores.values().copied().fold(0.0f32, f32::max);
+        let mut hits: Vec<(usize, f32)> = scores
+            .into_iter()
+            .filter(|&(_, s)| s > 0.0 && s >= best * RELATIVE_CUT)
+            .map(|(d, s)| (d as usize, s))
+            .collect();
+        hits.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        hits
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stop_words_are_sorted_and_folded() {
+        assert!(STOP_WORDS.windows(2).all(|w| w[0] < w[1]));
+        assert!(STOP_WORDS.iter().all(|w| fold(w) == *w));
+    }
+
+    #[test]
+    fn words_fold_case_and_marks_and_split_names() {
+        let w: Vec<String> = words("PDF-tools_v2 Café ÉCOLE ﬁle").collect();
+        assert_eq!(w, ["pdf", "tools", "v2", "cafe", "ecole", "file"]);
+        // An Indic vowel sign is part of its word; a lone one is a word.
+        let w: Vec<String> = words("ಕಾ ಾ").collect();
+        assert_eq!(w, ["ಕಾ", "ಾ"]);
+    }
+
+    #[test]
+    fn terms_drop_stop_words_and_stem() {
+        let a = Analyzer::default();
+        let t: Vec<String> = a
+            .terms("I want the Presentations of slides, please")
+            .collect();
+        assert_eq!(t, ["present", "slide"]);
+        let t: Vec<String> = a.terms("presenting a slide").collect();
+        assert_eq!(t, ["present", "slide"]);
+    }
+
+    proptest::proptest! {
+        /// Any text — a query or a skill's field — folds, splits and stems
+        /// without a panic, and no term is empty or a stop word's stem.
+        #[test]
+        fn any_text_analyzes_without_a_panic(text in "\\PC{0,64}") {
+            let a = Analyzer::default();
+            for t in a.terms(&text) {
+                proptest::prop_assert!(!t.is_empty());
+            }
+        }
+
+        #[test]
+        fn any_letters_stem_without_a_panic(word in "[a-zA-Zà-ÿ'’ʼ\\u{300}-\\u{36f}]{1,24}") {
+            let a = Analyzer::default();
+            let _ = a.terms(&word).count();
+        }
+    }
+}

@@ -1,0 +1,279 @@
+//! `skill_list`'s `query` through MCP (issue 27, spec LIST-006,
+//! LIST-010..LIST-013): ranked by BM25F with stop words, stemming and
+//! folding; only relevant skills come back, ten a page; a query that
+//! matches nothing says so; the body counts, up to its prefix; pages of a
+//! query are exact; a reload searches the new catalog.
+
+mod common;
+use common::*;
+use serde_json::{Value, json};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// A skill `name` with this description and body.
+fn write(root: &Path, name: &str, description: &str, body: &str) {
+    let dir = root.join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("SKILL.md"),
+        format!("---\nname: {name}\ndescription: {description}\n---\n{body}\n"),
+    )
+    .unwrap();
+}
+
+/// A small catalog of unlike skills, the kind a person asks among.
+fn catalog() -> tempfile::TempDir {
+    let root = tempfile::tempdir().unwrap();
+    let r = root.path();
+    write(
+        r,
+        "pdf-forms",
+        "Fill in and flatten PDF forms, and extract their fields.",
+        "# PDF forms\nRead the form's fields first.",
+    );
+    write(
+        r,
+        "pptx",
+        "Create and edit PowerPoint decks, slide layouts, speaker notes and charts.",
+        "# Decks\nFor presenting results to an audience.",
+    );
+    write(
+        r,
+        "the-theme-to-go",
+        "A theme to use for the site and to keep the look of it the same.",
+        "Colours and fonts.",
+    );
+    write(
+        r,
+        "cafe-menus",
+        "Lays out Café menus with prices.",
+        "Menus for restaurants.",
+    );
+    write(
+        r,
+        "rna-seq",
+        "Differential expression of bulk RNA-seq counts with DESeq2.",
+        "Normalise the counts, fit the model, test each gene.",
+    );
+    root
+}
+
+fn start(root: &Path, env: &[(&str, &str)]) -> Session {
+    let dir = root.to_str().unwrap().to_owned();
+    let mut all = vec![("SKILLS_DIR", dir.as_str())];
+    all.extend_from_slice(env);
+    Session::start(Path::new(BIN), &all)
+}
+
+fn query(s: &mut Session, args: Value) -> (Vec<String>, Value) {
+    let page = s.tool("skill_list", args);
+    (names(&page), page)
+}
+
+#[test]
+fn a_whole_sentence_finds_its_skill_first_and_only_relevant_ones() {
+    let root = catalog();
+    let mut s = start(root.path(), &[]);
+    // Every skill shares "the", "to" or "of" with this sentence; only one
+    // shares a word that says something.
+    let (hits, page) = query(
+        &mut s,
+        json!({"query": "I want to fill in the fields of a PDF form"}),
+    );
+    assert_eq!(hits, ["pdf-forms"], "{page}");
+    assert_eq!(page["total"], 1, "total counts real matches: {page}");
+    // Stemming: "presenting slides" meets "presenting" and "slide".
+    let (hits, page) = query(&mut s, json!({"query": "Presenting my slides"}));
+    assert_eq!(hits.first().map(String::as_str), Some("pptx"), "{page}");
+    // Folding: case and accents.
+    let (hits, page) = query(&mut s, json!({"query": "CAFE MENU"}));
+    assert_eq!(hits, ["cafe-menus"], "{page}");
+    // A name splits at - and _: "seq" is a word of "rna-seq".
+    let (hits, page) = query(&mut s, json!({"query": "seq"}));
+    assert_eq!(hits, ["rna-seq"], "{page}");
+    // The body counts: "gene" is only in rna-seq's body.
+    let (hits, page) = query(&mut s, json!({"query": "genes"}));
+    assert_eq!(hits, ["rna-seq"], "{page}");
+    s.finish();
+}
+
+#[test]
+fn a_query_of_stop_words_or_unknown_words_matches_nothing_and_says_what_to_try() {
+    let root = catalog();
+    let mut s = start(root.path(), &[]);
+    for q in ["the to of it", "zebra quantum"] {
+        let (hits, page) = query(&mut s, json!({"query": q}));
+        assert!(hits.is_empty(), "{q}: {page}");
+        assert_eq!(page["total"], 0, "{page}");
+        let note = page["note"].as_str().unwrap_or_default();
+        assert!(
+            note.starts_with("No skill matches") && note.contains("fewer words"),
+            "{note}"
+        );
+        assert!(page.get("nextCursor").is_none(), "{page}");
+    }
+    s.finish();
+}
+
+#[test]
+fn skills_far_below_the_best_are_dropped() {
+    let root = tempfile::tempdir().unwrap();
+    for i in 0..12 {
+        write(
+            root.path(),
+            &format!("report-{i:02}"),
+            &format!("Writes report number {i}."),
+            "",
+        );
+    }
+    write(root.path(), "pdf-report", "Renders a PDF report.", "");
+    let mut s = start(root.path(), &[]);
+    // "report" is in every skill, so it says almost nothing; "pdf" says
+    // which one.
+    let (hits, page) = query(&mut s, json!({"query": "pdf report"}));
+    assert_eq!(hits, ["pdf-report"], "{page}");
+    assert_eq!(page["total"], 1, "{page}");
+    s.finish();
+}
+
+#[test]
+fn only_the_body_prefix_is_searched() {
+    let root = tempfile::tempdir().unwrap();
+    let filler = "lorem ipsum dolor sit amet ".repeat(200); // 5,400 bytes
+    write(
+        root.path(),
+        "early",
+        "First skill.",
+        &format!("aardvark\n{filler}"),
+    );
+    write(
+        root.path(),
+        "late",
+        "Second skill.",
+        &format!("{filler}\nplatypus"),
+    );
+    let mut s = start(root.path(), &[]);
+    assert_eq!(query(&mut s, json!({"query": "aardvark"})).0, ["early"]);
+    let (hits, page) = query(&mut s, json!({"query": "platypus"}));
+    assert!(hits.is_empty(), "past the prefix: {page}");
+    s.finish();
+}
+
+#[test]
+fn a_query_answer_holds_ten_skills_and_its_pages_hold_each_match_once() {
+    let root = tempfile::tempdir().unwrap();
+    // 25 equal matches (no cut between them) and 5 that do not match.
+    for i in 0..25 {
+        write(root.path(), &format!("chart-{i:02}"), "Draws a chart.", "");
+    }
+    for i in 0..5 {
+        write(root.path(), &format!("other-{i}"), "Sends mail.", "");
+    }
+    let mut s = start(root.path(), &[]);
+    for (limit, per_page) in [(None, 10), (Some(4), 4)] {
+        let mut args = json!({"query": "charts"});
+        if let Some(l) = limit {
+            args["limit"] = json!(l);
+        }
+        let mut seen = Vec::new();
+        for _ in 0..20 {
+            let (hits, page) = query(&mut s, args.clone());
+            assert_eq!(page["total"], 25, "{page}");
+            assert!(hits.len() <= per_page, "{limit:?}: {page}");
+            seen.extend(hits);
+            match page["nextCursor"].as_str() {
+                // The first pages are full.
+                Some(c) => {
+                    assert_eq!(seen.len() % per_page, 0, "{page}");
+                    args["cursor"] = json!(c);
+                }
+                None => break,
+            }
+        }
+        let want: Vec<String> = (0..25).map(|i| format!("chart-{i:02}")).collect();
+        assert_eq!(seen, want, "equal scores in name order, each once");
+    }
+    s.finish();
+}
+
+#[test]
+fn a_reload_searches_the_new_catalog() {
+    let root = catalog();
+    let mut s = start(root.path(), &[]);
+    assert!(query(&mut s, json!({"query": "spreadsheet"})).0.is_empty());
+    write(
+        root.path(),
+        "xlsx",
+        "Edits Excel spreadsheets and their formulas.",
+        "",
+    );
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(s.pid() as i32),
+        nix::sys::signal::Signal::SIGHUP,
+    )
+    .unwrap();
+    let t = Instant::now();
+    while s.tool("skill_list", json!({"limit": 1}))["generation"] == 1 {
+        assert!(
+            t.elapsed() < Duration::from_secs(20),
+            "no rescan after SIGHUP"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(
+        query(&mut s, json!({"query": "spreadsheet"})).0,
+        ["xlsx"],
+        "the new snapshot's index"
+    );
+    s.finish();
+}
+
+/// The `initialize` instructions (LIST-014).
+fn instructions(root: &Path) -> String {
+    let mut s = start(root, &[]);
+    let init = s.request(
+        "initialize",
+        json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}),
+    );
+    s.finish();
+    init["result"]["instructions"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+#[test]
+fn the_handshake_lists_a_catalog_that_fits_and_counts_one_that_does_not() {
+    let root = catalog();
+    let text = instructions(root.path());
+    assert!(text.starts_with("Serves 5 Agent Skills."), "{text}");
+    // Each skill, name and first sentence, one a line.
+    assert!(
+        text.contains("\n- pdf-forms: Fill in and flatten PDF forms, and extract their fields."),
+        "{text}"
+    );
+    assert!(
+        text.contains("\n- rna-seq: Differential expression"),
+        "{text}"
+    );
+    assert_eq!(text.matches("\n- ").count(), 5, "{text}");
+    assert!(!text.contains("query"), "{text}");
+
+    // 120 skills of about 90 characters a line pass the 8,000.
+    let big = tempfile::tempdir().unwrap();
+    for i in 0..120 {
+        write(
+            big.path(),
+            &format!("skill-{i:03}"),
+            &format!(
+                "Handles the {i}th kind of request that this large team catalog serves well. More."
+            ),
+            "",
+        );
+    }
+    let text = instructions(big.path());
+    assert!(text.starts_with("Serves 120 Agent Skills."), "{text}");
+    assert!(!text.contains("\n- "), "{text}");
+    assert!(text.contains("skill_list with a query"), "{text}");
+    assert!(text.len() < 1_000, "{text}");
+}
