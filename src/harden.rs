@@ -22,7 +22,7 @@ pub struct Report {
 }
 
 /// Makes the process non-dumpable (RUN-023), wipes its exec-time
-/// environment block (RUN-024) and marks every inherited descriptor above
+/// environment block (RUN-024), makes it a child subreaper (RUN-027) and marks every inherited descriptor above
 /// 2 close-on-exec (RUN-025).
 ///
 /// # Safety
@@ -43,6 +43,12 @@ pub unsafe fn harden() -> Report {
         report.failures.push(format!(
             "could not wipe the exec-time environment block, so /proc/<pid>/environ and a core \
              dump still hold it (RUN-024): {e}"
+        ));
+    }
+    if let Err(e) = adopt_orphans() {
+        report.failures.push(format!(
+            "could not become a child subreaper, so a process a script detached from its run \
+             outlives the run and can read the next script's environment (RUN-027): {e}"
         ));
     }
     if let Err(e) = inherited_descriptors_close_on_exec() {
@@ -84,6 +90,23 @@ pub fn writable_mapping_holds(maps: &str, start: usize, end: usize) -> bool {
         };
         perms.starts_with("rw") && lo <= start && end <= hi
     })
+}
+
+/// RUN-027: every process a script leaves behind, however it detached
+/// (its own session, a double fork), is re-parented to this server rather
+/// than to init, so `run` can find it and end it when the run settles.
+#[cfg(target_os = "linux")]
+fn adopt_orphans() -> io::Result<()> {
+    nix::sys::prctl::set_child_subreaper(true).map_err(io::Error::from)
+}
+
+#[cfg(not(target_os = "linux"))]
+#[cfg_attr(mutants, mutants::skip)]
+fn adopt_orphans() -> io::Result<()> {
+    Err(io::Error::new(
+        io::ErrorKind::Unsupported,
+        "only Linux has PR_SET_CHILD_SUBREAPER; a detached process outlives its run here",
+    ))
 }
 
 /// RUN-023: the kernel then refuses /proc/<pid>/environ, fd/, mem and

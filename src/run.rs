@@ -543,8 +543,12 @@ pub async fn execute<C: Future<Output = ()>>(
     while !both_done(&out, &err) && Instant::now() < drain_until {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
-    // Anything left in the group is a leftover of this run.
+    // Anything left in the group is a leftover of this run, and so is any
+    // child of this server's still alive: runs are one at a time (RUN-011)
+    // and the server is a subreaper (RUN-027), so a process the script
+    // detached into a session of its own has been re-parented here.
     signal_group(Signal::SIGKILL);
+    end_leftovers();
     let duration_ms = start.elapsed().as_millis() as u64;
     let (exit_code, signal) = match status {
         Some(s) => {
@@ -561,6 +565,50 @@ pub async fn execute<C: Future<Output = ()>>(
         stdout: take(&out),
         stderr: take(&err),
     })
+}
+
+/// How long [`end_leftovers`] keeps killing and reaping: a killed
+/// process's own children are re-parented here only once it is dead.
+const LEFTOVER_DEADLINE: Duration = Duration::from_millis(500);
+
+/// This process's children, from every thread's `children` list (a
+/// re-parented orphan may be listed under any of them).
+fn children() -> Vec<i32> {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return Vec::new();
+    };
+    let mut pids: Vec<i32> = tasks
+        .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("children")).ok())
+        .flat_map(|c| {
+            c.split_ascii_whitespace()
+                .filter_map(|p| p.parse().ok())
+                .collect::<Vec<i32>>()
+        })
+        .collect();
+    pids.sort_unstable();
+    pids.dedup();
+    pids
+}
+
+/// Kills and reaps every child of the server left when a run settles
+/// (RUN-027), then their children as they are re-parented here, for at
+/// most [`LEFTOVER_DEADLINE`]: a script's detached process never outlives
+/// its run, so it cannot read the next script's environment or arguments.
+fn end_leftovers() {
+    use nix::sys::wait::{WaitPidFlag, waitpid};
+    let until = Instant::now() + LEFTOVER_DEADLINE;
+    loop {
+        let left = children();
+        if left.is_empty() || Instant::now() >= until {
+            return;
+        }
+        for pid in left {
+            let pid = Pid::from_raw(pid);
+            let _ = nix::sys::signal::kill(pid, Signal::SIGKILL);
+            let _ = waitpid(pid, Some(WaitPidFlag::WNOHANG));
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
 }
 
 fn signal_name(sig: i32) -> String {
