@@ -82,7 +82,7 @@ pub fn progress_token_refusal(token: &Value) -> Option<String> {
         Value::String(s) if s.len() <= EXCERPT_BYTES => return None,
         Value::Number(n) if n.as_i64().is_some() => return None,
         Value::String(s) => format!("a string of {} bytes", s.len()),
-        Value::Number(_) => "a number that is not a whole number from -2^63 to 2^63-1".to_owned(),
+        Value::Number(_) => "a number not written as an integer from -2^63 to 2^63-1 (a fraction, an exponent or a trailing .0 cannot be repeated exactly)".to_owned(),
         Value::Null => "null".to_owned(),
         Value::Bool(_) => "a boolean".to_owned(),
         Value::Array(_) => "an array".to_owned(),
