@@ -548,7 +548,7 @@ pub async fn execute<C: Future<Output = ()>>(
     // and the server is a subreaper (RUN-027), so a process the script
     // detached into a session of its own has been re-parented here.
     signal_group(Signal::SIGKILL);
-    end_leftovers();
+    end_leftovers().await;
     let duration_ms = start.elapsed().as_millis() as u64;
     let (exit_code, signal) = match status {
         Some(s) => {
@@ -594,7 +594,9 @@ fn children() -> Vec<i32> {
 /// (RUN-027), then their children as they are re-parented here, for at
 /// most [`LEFTOVER_DEADLINE`]: a script's detached process never outlives
 /// its run, so it cannot read the next script's environment or arguments.
-fn end_leftovers() {
+/// It waits with the runtime's timer, so a slow leftover never holds one of
+/// the runtime's two worker threads.
+async fn end_leftovers() {
     use nix::sys::wait::{WaitPidFlag, waitpid};
     let until = Instant::now() + LEFTOVER_DEADLINE;
     loop {
@@ -607,7 +609,7 @@ fn end_leftovers() {
             let _ = nix::sys::signal::kill(pid, Signal::SIGKILL);
             let _ = waitpid(pid, Some(WaitPidFlag::WNOHANG));
         }
-        std::thread::sleep(Duration::from_millis(2));
+        tokio::time::sleep(Duration::from_millis(2)).await;
     }
 }
 
