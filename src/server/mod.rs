@@ -416,13 +416,8 @@ where
     let stop = Arc::new(AtomicBool::new(false));
     let flag = Arc::clone(&stop);
     let handle = tokio::task::spawn_blocking(move || work(&flag));
-    tokio::select! {
-        done = handle => done.map_err(|e| Unfinished::Lost(e.to_string())),
-        () = cancelled => {
-            stop.store(true, Ordering::Relaxed);
-            Err(Unfinished::Cancelled)
-        }
-    }
+    let done = async { handle.await.map_err(|e| Unfinished::Lost(e.to_string())) };
+    unless_cancelled(cancelled, &stop, done).await
 }
 
 /// As [`blocking`], on the digest pool (SKX-012): hashing never takes the
@@ -439,8 +434,22 @@ where
         let _ = tx.send(work(&flag));
     })
     .map_err(Unfinished::Lost)?;
+    let done = async {
+        rx.await
+            .map_err(|_| Unfinished::Lost("the digest pool dropped the work".into()))
+    };
+    unless_cancelled(cancelled, &stop, done).await
+}
+
+/// The answer of off-thread work, or `Cancelled` when the client cancels
+/// first — then `stop` is raised so the work can end early (SRV-009).
+async fn unless_cancelled<T>(
+    cancelled: impl Future<Output = ()>,
+    stop: &AtomicBool,
+    done: impl Future<Output = Result<T, Unfinished>>,
+) -> Result<T, Unfinished> {
     tokio::select! {
-        done = rx => done.map_err(|_| Unfinished::Lost("the digest pool dropped the work".into())),
+        done = done => done,
         () = cancelled => {
             stop.store(true, Ordering::Relaxed);
             Err(Unfinished::Cancelled)
