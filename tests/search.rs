@@ -8,7 +8,6 @@ mod common;
 use common::*;
 use serde_json::{Value, json};
 use std::path::Path;
-use std::time::{Duration, Instant};
 
 /// A skill `name` with this description and body.
 fn write(root: &Path, name: &str, description: &str, body: &str) {
@@ -207,19 +206,7 @@ fn a_reload_searches_the_new_catalog() {
         "Edits Excel spreadsheets and their formulas.",
         "",
     );
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(s.pid() as i32),
-        nix::sys::signal::Signal::SIGHUP,
-    )
-    .unwrap();
-    let t = Instant::now();
-    while s.tool("skill_list", json!({"limit": 1}))["generation"] == 1 {
-        assert!(
-            t.elapsed() < Duration::from_secs(20),
-            "no rescan after SIGHUP"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    s.rescan_after_hangup(1);
     assert_eq!(
         query(&mut s, json!({"query": "spreadsheet"})).0,
         ["xlsx"],

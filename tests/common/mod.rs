@@ -124,6 +124,24 @@ impl Session {
         self.child.id()
     }
 
+    /// Sends SIGHUP and waits, 20 s at most, until `skill_list` reports a
+    /// generation past `from`: the rescan it asked for has been swapped in.
+    pub fn rescan_after_hangup(&mut self, from: u64) {
+        nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(self.pid() as i32),
+            nix::sys::signal::Signal::SIGHUP,
+        )
+        .unwrap();
+        let t = std::time::Instant::now();
+        while self.tool("skill_list", json!({"limit": 1}))["generation"] == from {
+            assert!(
+                t.elapsed() < Duration::from_secs(20),
+                "no rescan after SIGHUP"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
     /// Closes stdin and waits for a clean exit.
     pub fn finish(mut self) -> std::process::ExitStatus {
         self.stdin.take();
