@@ -9,18 +9,16 @@ use std::sync::atomic::AtomicBool;
 
 use rmcp::ErrorData as McpError;
 use rmcp::model::{
-    DIRECTORY_MIME_TYPE, GetSkillResult, JsonObject, ListSkillsResult, MetaObject,
-    ReadResourceDirectoryResult, Resource, Skill as SkxSkill, SkillFrontmatter, SkillResource,
-    SkillResources,
+    DIRECTORY_MIME_TYPE, GetSkillResult, ListSkillsResult, MetaObject, ReadResourceDirectoryResult,
+    Resource, Skill as SkxSkill, SkillFrontmatter, SkillResource, SkillResources,
 };
 
 use crate::bundle;
 use crate::catalog;
 use crate::cursor;
 use crate::echo::excerpt;
-use crate::frontmatter;
 use crate::limits::{LIST_PAGE_SIZE, SKILLS_PAGE_SIZE};
-use crate::skills_ext::{Manifest, skill_uri};
+use crate::skills_ext::{Carried, Manifest, Unservable, skill_uri};
 use crate::snapshot::Snapshot;
 use crate::uri;
 
@@ -42,52 +40,22 @@ fn entry(snap: &Snapshot, pos: usize, stop: &AtomicBool) -> Result<SkxSkill, Mcp
             None,
         )
     };
-    let md = catalog::read_skill_md(&skill.dir).map_err(|(_, d)| changed(d))?;
-    let split = frontmatter::split(&md.text).map_err(|e| changed(e.to_string()))?;
-    let fm = frontmatter::parse(split.yaml, split.yaml_line).map_err(|e| changed(e.to_string()))?;
-    let mut extra = JsonObject::new();
-    let mut name = None;
-    let mut description = None;
-    for (k, v) in &fm.map {
-        let (Some(k), Ok(v)) = (k.as_str(), serde_json::to_value(v)) else {
-            continue;
-        };
-        match (k, v) {
-            ("name", serde_json::Value::String(s)) => name = Some(s),
-            ("description", serde_json::Value::String(s)) => description = Some(s),
-            (k, v) => {
-                extra.insert(k.to_owned(), v);
-            }
-        }
-    }
-    let (Some(name), Some(description)) = (name, description) else {
-        return Err(changed("its name or description is gone".into()));
-    };
-    if name != skill.name {
-        return Err(changed(format!(
-            "its frontmatter name is now {name:?}, not the directory name it was served under"
-        )));
-    }
-    if description.trim().is_empty() {
-        return Err(changed("its description is now empty".into()));
-    }
-    let mut frontmatter = SkillFrontmatter::new(name, description);
-    frontmatter.extra = extra;
-    let fm_len = json_len(&frontmatter);
-    let room = room(snap).saturating_sub(fm_len);
-    let manifest = snap
+    let Carried { front, manifest } = snap
         .skills_view
-        .manifest(catalog, pos, room, stop)
-        .map_err(|e| {
-            McpError::internal_error(
+        .entry(catalog, pos, room(snap), stop)
+        .map_err(|e| match e {
+            Unservable::Changed(why) => changed(why),
+            Unservable::Files(e) => McpError::internal_error(
                 format!(
                     "the files of {:?} cannot be digested now: {e}; a rescan (SIGHUP, or --watch) \
                      picks up files removed since the scan (SKX-011)",
                     skill.name
                 ),
                 None,
-            )
+            ),
         })?;
+    let frontmatter: SkillFrontmatter =
+        serde_json::from_str(&front).map_err(|e| changed(e.to_string()))?;
     Ok(match manifest {
         Manifest::Files(files) => {
             let files = skill
