@@ -163,6 +163,20 @@ pub enum Unservable {
     Changed(String),
     /// One of its files can no longer be stat'ed, opened or read.
     Files(String),
+    /// Asked for with [`Reach::Kept`], it has a file to read or hash.
+    NotKept,
+}
+
+/// How far a request goes for an entry (SKX-012, SKX-017).
+#[derive(Debug, Clone, Copy)]
+pub enum Reach<'a> {
+    /// Its stats and what is kept, nothing else: a file to read or hash
+    /// ends the attempt with [`Unservable::NotKept`]. Work this small is
+    /// answered where the request arrived, without the pool's hop.
+    Kept,
+    /// Read and hash what is not kept (on the digest pool); the flag
+    /// turning true (SRV-009) ends the work at the next chunk.
+    Read(&'a AtomicBool),
 }
 
 /// A served skill's files as this door hands them out (SKX-013).
@@ -316,6 +330,19 @@ impl SkillsView {
             .ok()
     }
 
+    /// True when the served skill at `pos` has its frontmatter and every
+    /// digest it was given kept and settled: an entry that, its stats
+    /// permitting, needs nothing read ([`Reach::Kept`]).
+    pub fn kept(&self, pos: usize) -> bool {
+        let Some(Ok(t)) = self.tables.get(pos).map(Mutex::lock) else {
+            return false;
+        };
+        t.front.as_ref().is_some_and(|(k, _)| k & SETTLED != 0)
+            && t.digests
+                .as_ref()
+                .is_none_or(|d| d.iter().all(|slot| slot.key & SETTLED != 0))
+    }
+
     /// Remembers that a `skills/list` page handed out `offset` as its
     /// `nextCursor` (SKX-015).
     pub fn hand_out(&self, offset: usize) {
@@ -335,14 +362,14 @@ impl SkillsView {
     /// of JSON beside its frontmatter, is `Dynamic`; otherwise each file's
     /// size and digest. One stat a file shows its validity key: a kept
     /// digest (and SKILL.md's kept frontmatter) is handed out when the key
-    /// is unchanged, anything else is read through the fence. `stop`
-    /// turning true (SRV-009) ends the work at the next chunk.
+    /// is unchanged, anything else is read through the fence — unless
+    /// `reach` is [`Reach::Kept`].
     pub fn entry(
         &self,
         catalog: &Catalog,
         pos: usize,
         room: usize,
-        stop: &AtomicBool,
+        reach: Reach,
     ) -> Result<Carried, Unservable> {
         let skill = &catalog.skills[self.served[pos]];
         let table = self
@@ -368,7 +395,7 @@ impl SkillsView {
         let md_at = skill.files.position(catalog::SKILL_MD);
         let md = stat(catalog::SKILL_MD)
             .map_err(|e| Unservable::Changed(format!("SKILL.md could not be read: {e}")))?;
-        let front = self.front(table, skill, &md, began)?;
+        let front = self.front(table, skill, &md, began, reach)?;
         let room = room.saturating_sub(front.len());
         if let Some(why) = over_limits(skill, room) {
             return Ok(Carried {
@@ -414,6 +441,9 @@ impl SkillsView {
                 out.push((stamp.size, shown(&slot.sum)));
                 continue;
             }
+            let Reach::Read(stop) = reach else {
+                return Err(Unservable::NotKept);
+            };
             let began = SystemTime::now();
             let left = SKX_MAX_SKILL_BYTES.saturating_sub(hashed);
             let Hashed {
@@ -459,6 +489,7 @@ impl SkillsView {
         skill: &Skill,
         stamp: &Stamp,
         began: SystemTime,
+        reach: Reach,
     ) -> Result<String, Unservable> {
         let key = validity(stamp);
         if let Ok(t) = table.lock()
@@ -466,6 +497,9 @@ impl SkillsView {
             && *k == key | SETTLED
         {
             return Ok(json.to_string());
+        }
+        if let Reach::Kept = reach {
+            return Err(Unservable::NotKept);
         }
         let json = read_front(skill).map_err(Unservable::Changed)?;
         if let Ok(mut t) = table.lock() {

@@ -287,8 +287,36 @@ fn a_kept_digest_is_handed_out_without_reopening_its_file() {
     let second = s.request("skills/get", json!({"uri": "skill://good/SKILL.md"}));
     assert_eq!(first["result"], second["result"]);
     s.request("resources/read", json!({"uri": "skill://marks/mark-2.txt"}));
+    let trace_path = trace;
+    let trace =
+        fs::read_to_string(&trace_path).expect("strace wrote a trace (is strace installed?)");
+    // The thread that made an open, by name, while the server still runs:
+    // hashing is the digest pool's; a kept entry's stats are not (SKX-012).
+    let thread = |needle: &str| {
+        let line = trace
+            .lines()
+            .find(|l| l.contains(needle))
+            .unwrap_or_else(|| panic!("{needle} opened: {trace}"));
+        let tid = line.split_whitespace().next().unwrap_or_default();
+        fs::read_to_string(format!("/proc/{tid}/comm"))
+            .unwrap_or_else(|e| panic!("thread {tid} of {line:?}: {e}"))
+            .trim()
+            .to_owned()
+    };
+    assert!(
+        thread("good/sub/b.txt").starts_with("skill-mcp-diges"),
+        "the first skills/get hashed on the digest pool: {trace}"
+    );
+    let kept = trace
+        .lines()
+        .skip_while(|l| !l.contains("mark-1.txt"))
+        .find(|l| l.contains("/good\"") && l.contains("O_PATH"))
+        .unwrap_or_else(|| panic!("the second skills/get opened its directory: {trace}"));
+    assert!(
+        !thread(kept).starts_with("skill-mcp-diges"),
+        "a kept entry is answered without the digest pool's hop: {kept}"
+    );
     assert!(s.finish().success());
-    let trace = fs::read_to_string(&trace).expect("strace wrote a trace (is strace installed?)");
     let opens: Vec<&str> = trace.lines().filter(|l| l.contains("open")).collect();
     let at = |needle: &str| {
         opens

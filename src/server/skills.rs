@@ -5,8 +5,6 @@
 //! SKX-001..SKX-016). Every page and entry fits the answer budget
 //! (SKX-015); the digests come from `skills_ext`, on its own pool.
 
-use std::sync::atomic::AtomicBool;
-
 use rmcp::ErrorData as McpError;
 use rmcp::model::{
     DIRECTORY_MIME_TYPE, GetSkillResult, ListSkillsResult, MetaObject, ReadResourceDirectoryResult,
@@ -17,17 +15,24 @@ use crate::bundle;
 use crate::catalog;
 use crate::cursor;
 use crate::echo::excerpt;
-use crate::limits::{LIST_PAGE_SIZE, SKILLS_PAGE_SIZE};
-use crate::skills_ext::{Carried, Manifest, Unservable, skill_uri};
+use crate::limits::{KEPT_INLINE_STATS, LIST_PAGE_SIZE, SKILLS_PAGE_SIZE};
+use crate::skills_ext::{Carried, Manifest, Reach, Unservable, skill_uri};
 use crate::snapshot::Snapshot;
 use crate::uri;
+
+/// Why an entry is not given: not kept (asked for with [`Reach::Kept`]),
+/// or an error in the request's own words.
+enum Miss {
+    NotKept,
+    Error(McpError),
+}
 
 /// One skill as SEP-2640 describes it: SKILL.md's frontmatter as it is
 /// on disk now, and the manifest with digests, in manifest order. An
 /// edit since the scan that SEP-2640 cannot carry under the scanned
 /// name is refused here in its own words (SKX-011), never handed to
 /// rmcp as an entry whose URI disagrees with its name.
-fn entry(snap: &Snapshot, pos: usize, stop: &AtomicBool) -> Result<SkxSkill, McpError> {
+fn entry(snap: &Snapshot, pos: usize, reach: Reach) -> Result<SkxSkill, Miss> {
     let catalog = &snap.catalog;
     let skill = &catalog.skills[snap.skills_view.served()[pos]];
     let changed = |why: String| {
@@ -40,22 +45,26 @@ fn entry(snap: &Snapshot, pos: usize, stop: &AtomicBool) -> Result<SkxSkill, Mcp
             None,
         )
     };
+    if matches!(reach, Reach::Kept) && !snap.skills_view.kept(pos) {
+        return Err(Miss::NotKept);
+    }
     let Carried { front, manifest } = snap
         .skills_view
-        .entry(catalog, pos, room(snap), stop)
+        .entry(catalog, pos, room(snap), reach)
         .map_err(|e| match e {
-            Unservable::Changed(why) => changed(why),
-            Unservable::Files(e) => McpError::internal_error(
+            Unservable::NotKept => Miss::NotKept,
+            Unservable::Changed(why) => Miss::Error(changed(why)),
+            Unservable::Files(e) => Miss::Error(McpError::internal_error(
                 format!(
                     "the files of {:?} cannot be digested now: {e}; a rescan (SIGHUP, or --watch) \
                      picks up files removed since the scan (SKX-011)",
                     skill.name
                 ),
                 None,
-            ),
+            )),
         })?;
     let frontmatter: SkillFrontmatter =
-        serde_json::from_str(&front).map_err(|e| changed(e.to_string()))?;
+        serde_json::from_str(&front).map_err(|e| Miss::Error(changed(e.to_string())))?;
     Ok(match manifest {
         Manifest::Files(files) => {
             let files = skill
@@ -118,27 +127,40 @@ fn read_cursor(snap: &Snapshot, cursor: Option<&str>) -> Result<usize, McpError>
 
 /// `skills/list` (SKX-001, SKX-015): served skills by name, each page
 /// as many whole entries as the answer budget holds (at most 100).
+/// With [`Reach::Kept`], `None` when the page has a file to read or hash,
+/// or more than [`KEPT_INLINE_STATS`] files to stat: then the pool does it.
 pub fn list(
     snap: &Snapshot,
     cursor: Option<&str>,
-    stop: &AtomicBool,
-) -> Result<ListSkillsResult, McpError> {
+    reach: Reach,
+) -> Option<Result<ListSkillsResult, McpError>> {
     let catalog = &snap.catalog;
     let served = snap.skills_view.served();
-    let start = read_cursor(snap, cursor)?;
+    let start = match read_cursor(snap, cursor) {
+        Ok(start) => start,
+        Err(e) => return Some(Err(e)),
+    };
     let room = room(snap);
     let mut used = 0;
     let mut end = start;
+    let mut stats = 0;
     let mut skills = Vec::new();
     while end < served.len() && end - start < SKILLS_PAGE_SIZE {
-        // A cancelled request (SRV-009) stops at the next skill; its
-        // answer is never sent.
-        if stop.load(std::sync::atomic::Ordering::Relaxed) {
-            break;
+        match reach {
+            // A cancelled request (SRV-009) stops at the next skill; its
+            // answer is never sent.
+            Reach::Read(stop) if stop.load(std::sync::atomic::Ordering::Relaxed) => break,
+            Reach::Kept => {
+                stats += catalog.skills[served[end]].files.len();
+                if stats > KEPT_INLINE_STATS {
+                    return None;
+                }
+            }
+            Reach::Read(_) => {}
         }
         // One skill edited (or a file removed) since the scan costs only
         // its own entry on this page, never the page (SKX-011).
-        match entry(snap, end, stop) {
+        match entry(snap, end, reach) {
             Ok(entry) => {
                 let size = json_len(&entry) + 1;
                 if !skills.is_empty() && used + size > room {
@@ -147,7 +169,8 @@ pub fn list(
                 used += size;
                 skills.push(entry);
             }
-            Err(e) => tracing::warn!(
+            Err(Miss::NotKept) => return None,
+            Err(Miss::Error(e)) => tracing::warn!(
                 skill = %catalog.skills[served[end]].name,
                 "skills/list leaves this skill out: {}",
                 e.message
@@ -160,26 +183,35 @@ pub fn list(
         snap.skills_view.hand_out(end);
         r.next_cursor = Some(end.to_string());
     }
-    Ok(r)
+    Some(Ok(r))
 }
 
 /// `skills/get` (SKX-002, SKX-016): one skill by its SKILL.md URI, parsed
-/// once and found by bisection of the sorted catalog.
-pub fn get(snap: &Snapshot, uri_text: &str, stop: &AtomicBool) -> Result<GetSkillResult, McpError> {
+/// once and found by bisection of the sorted catalog. With
+/// [`Reach::Kept`], `None` when the skill has a file to read or hash.
+pub fn get(
+    snap: &Snapshot,
+    uri_text: &str,
+    reach: Reach,
+) -> Option<Result<GetSkillResult, McpError>> {
     let pos = uri::parse(uri_text)
         .ok()
         .filter(|(name, path)| path == catalog::SKILL_MD && skill_uri(name) == uri_text)
-        .and_then(|(name, _)| snap.skills_view.find(&snap.catalog, &name))
-        .ok_or_else(|| {
-            McpError::invalid_params(
-                format!(
-                    "no skill at {}: skills/get takes the SKILL.md URI skills/list gives",
-                    excerpt(uri_text)
-                ),
-                None,
-            )
-        })?;
-    Ok(GetSkillResult::new(entry(snap, pos, stop)?))
+        .and_then(|(name, _)| snap.skills_view.find(&snap.catalog, &name));
+    let Some(pos) = pos else {
+        return Some(Err(McpError::invalid_params(
+            format!(
+                "no skill at {}: skills/get takes the SKILL.md URI skills/list gives",
+                excerpt(uri_text)
+            ),
+            None,
+        )));
+    };
+    match entry(snap, pos, reach) {
+        Ok(e) => Some(Ok(GetSkillResult::new(e))),
+        Err(Miss::NotKept) => None,
+        Err(Miss::Error(e)) => Some(Err(e)),
+    }
 }
 
 /// `resources/directory/read` (SKX-004): the direct children of a
