@@ -32,7 +32,8 @@ enum Miss {
 /// edit since the scan that SEP-2640 cannot carry under the scanned
 /// name is refused here in its own words (SKX-011), never handed to
 /// rmcp as an entry whose URI disagrees with its name.
-fn entry(snap: &Snapshot, pos: usize, reach: Reach) -> Result<SkxSkill, Miss> {
+/// Returns the entry and the length of its compact JSON.
+fn entry(snap: &Snapshot, pos: usize, reach: Reach) -> Result<(SkxSkill, usize), Miss> {
     let catalog = &snap.catalog;
     let skill = &catalog.skills[snap.skills_view.served()[pos]];
     let changed = |why: String| {
@@ -65,7 +66,7 @@ fn entry(snap: &Snapshot, pos: usize, reach: Reach) -> Result<SkxSkill, Miss> {
         })?;
     let frontmatter: SkillFrontmatter =
         serde_json::from_str(&front).map_err(|e| Miss::Error(changed(e.to_string())))?;
-    Ok(match manifest {
+    let e = match manifest {
         Manifest::Files(files) => {
             let files = skill
                 .files
@@ -88,7 +89,56 @@ fn entry(snap: &Snapshot, pos: usize, reach: Reach) -> Result<SkxSkill, Miss> {
             SkxSkill::new(skill_uri(&skill.name), frontmatter, SkillResources::Dynamic)
                 .with_meta(MetaObject(meta))
         }
-    })
+    };
+    let len = entry_len(&e, front.len());
+    Ok((e, len))
+}
+
+/// The length of `e`'s compact JSON, given its frontmatter's (the kept
+/// text it was parsed from, which serializes back byte for byte): summed
+/// from its parts, so a page is cut to the budget (SKX-015) without
+/// writing each entry twice. Held to serde's own output by a unit test.
+fn entry_len(e: &SkxSkill, front_len: usize) -> usize {
+    // {"uri":…,"frontmatter":…,"resources":…}
+    let mut n = 7 + json_str_len(&e.uri) + 15 + front_len + 13 + 1;
+    n += match &e.resources {
+        SkillResources::Files(files) => {
+            // [{"uri":…,"digest":…,"size":N},…]
+            2 + files.len().saturating_sub(1)
+                + files
+                    .iter()
+                    .map(|f| {
+                        26 + json_str_len(&f.uri)
+                            + json_str_len(&f.digest)
+                            + f.size.checked_ilog10().unwrap_or(0) as usize
+                            + 1
+                    })
+                    .sum::<usize>()
+        }
+        SkillResources::Dynamic => 9,
+        // A shape a later rmcp adds is measured the slow way.
+        other => json_len(other),
+    };
+    if let Some(meta) = &e.meta {
+        // ,"_meta":{…}
+        n += 9 + json_len(meta);
+    }
+    n
+}
+
+/// The length of `s` as a JSON string: quotes, and serde_json's escapes
+/// (`\"`, `\\`, the short ones for \b \t \n \f \r, `\u00XX` for other
+/// control characters).
+fn json_str_len(s: &str) -> usize {
+    s.len()
+        + 2
+        + s.bytes()
+            .map(|b| match b {
+                b'"' | b'\\' | b'\n' | b'\r' | b'\t' | 0x08 | 0x0c => 1,
+                0..=0x1f => 5,
+                _ => 0,
+            })
+            .sum::<usize>()
 }
 
 /// Bytes of JSON one entry may take: the answer budget less what a page
@@ -161,8 +211,8 @@ pub fn list(
         // One skill edited (or a file removed) since the scan costs only
         // its own entry on this page, never the page (SKX-011).
         match entry(snap, end, reach) {
-            Ok(entry) => {
-                let size = json_len(&entry) + 1;
+            Ok((entry, len)) => {
+                let size = len + 1;
                 if !skills.is_empty() && used + size > room {
                     break;
                 }
@@ -208,7 +258,7 @@ pub fn get(
         )));
     };
     match entry(snap, pos, reach) {
-        Ok(e) => Some(Ok(GetSkillResult::new(e))),
+        Ok((e, _)) => Some(Ok(GetSkillResult::new(e))),
         Err(Miss::NotKept) => None,
         Err(Miss::Error(e)) => Some(Err(e)),
     }
@@ -283,4 +333,60 @@ pub fn directory(
     let mut r = ReadResourceDirectoryResult::with_all_items(children.split_off(start));
     r.next_cursor = next;
     Ok(r)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// SKX-015 cuts pages by `entry_len`: it must be the length serde
+    /// writes, for every shape an entry takes.
+    #[test]
+    fn an_entry_s_length_is_the_length_serde_writes() {
+        let mut fm = SkillFrontmatter::new("a-b", "say \"hi\"\tthen\u{1} go ünï");
+        fm.extra.insert("version".into(), serde_json::json!(1.5));
+        fm.extra.insert(
+            "metadata".into(),
+            serde_json::json!({"tags": ["x", "y\\z"], "n": -3, "big": 1e300, "none": null}),
+        );
+        let front = serde_json::to_string(&fm).unwrap();
+        let parsed: SkillFrontmatter = serde_json::from_str(&front).unwrap();
+        let digest = format!("sha256:{}", "ab".repeat(32));
+        let files = |n: usize| {
+            (0..n)
+                .map(|i| {
+                    SkillResource::new(
+                        uri::for_file("a-b", &format!("dir/sub \"{i}\"\n.txt")),
+                        digest.clone(),
+                        [0, 9, 10, 99, 1_048_577, u64::MAX][i % 6],
+                    )
+                })
+                .collect::<Vec<_>>()
+        };
+        let mut meta = serde_json::Map::new();
+        meta.insert("skill-mcp/dynamicNote".into(), "too \"big\"\n".into());
+        let entries = [
+            SkxSkill::new(
+                skill_uri("a-b"),
+                parsed.clone(),
+                SkillResources::Files(files(1)),
+            ),
+            SkxSkill::new(
+                skill_uri("a-b"),
+                parsed.clone(),
+                SkillResources::Files(files(7)),
+            ),
+            SkxSkill::new(
+                skill_uri("a-b"),
+                parsed.clone(),
+                SkillResources::Files(vec![]),
+            ),
+            SkxSkill::new(skill_uri("a-b"), parsed, SkillResources::Dynamic)
+                .with_meta(MetaObject(meta)),
+        ];
+        for e in entries {
+            let written = serde_json::to_string(&e).unwrap();
+            assert_eq!(entry_len(&e, front.len()), written.len(), "{written}");
+        }
+    }
 }
