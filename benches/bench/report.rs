@@ -53,7 +53,7 @@ impl Table {
             Target::MsUnder(x) => (format!("< {x} ms"), Some(value < x)),
             Target::MsAtMost(x) => (format!("≤ {x} ms"), Some(value <= x)),
             Target::MibAtMost(x) => (format!("≤ {x} MiB"), Some(value <= x)),
-            Target::RatioAtMost(x) => (format!("≤ {x:.1}×"), Some(value <= x)),
+            Target::RatioAtMost(x) => (format!("≤ {x}×"), Some(value <= x)),
             Target::CountAtMost(x) => (format!("≤ {x}"), Some(value <= x)),
         };
         let verdict = match pass {
