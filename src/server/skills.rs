@@ -7,9 +7,12 @@
 
 use rmcp::ErrorData as McpError;
 use rmcp::model::{
-    DIRECTORY_MIME_TYPE, GetSkillResult, ListSkillsResult, MetaObject, ReadResourceDirectoryResult,
-    Resource, Skill as SkxSkill, SkillFrontmatter, SkillResource, SkillResources,
+    DIRECTORY_MIME_TYPE, GetSkillResult, JsonObject, ListSkillsResult, MetaObject,
+    ReadResourceDirectoryResult, Resource, Skill as SkxSkill, SkillFrontmatter, SkillResource,
+    SkillResources,
 };
+
+use serde_json::Value;
 
 use crate::bundle;
 use crate::catalog;
@@ -64,8 +67,7 @@ fn entry(snap: &Snapshot, pos: usize, reach: Reach) -> Result<(SkxSkill, usize),
                 None,
             )),
         })?;
-    let frontmatter: SkillFrontmatter =
-        serde_json::from_str(&front).map_err(|e| Miss::Error(changed(e.to_string())))?;
+    let frontmatter = frontmatter_from(&front).map_err(|e| Miss::Error(changed(e)))?;
     let e = match manifest {
         Manifest::Files(files) => {
             let files = skill
@@ -92,6 +94,21 @@ fn entry(snap: &Snapshot, pos: usize, reach: Reach) -> Result<(SkxSkill, usize),
     };
     let len = entry_len(&e, front.len());
     Ok((e, len))
+}
+
+/// The kept frontmatter text as rmcp's type: read as one JSON object, its
+/// `name` and `description` taken out (a direct read, where serde's
+/// `flatten` would buffer the whole object first).
+fn frontmatter_from(front: &str) -> Result<SkillFrontmatter, String> {
+    let mut extra: JsonObject = serde_json::from_str(front).map_err(|e| e.to_string())?;
+    match (extra.remove("name"), extra.remove("description")) {
+        (Some(Value::String(name)), Some(Value::String(description))) => {
+            let mut fm = SkillFrontmatter::new(name, description);
+            fm.extra = extra;
+            Ok(fm)
+        }
+        _ => Err("its kept frontmatter has no name or description".into()),
+    }
 }
 
 /// The length of `e`'s compact JSON, given its frontmatter's (the kept
@@ -350,7 +367,8 @@ mod tests {
             serde_json::json!({"tags": ["x", "y\\z"], "n": -3, "big": 1e300, "none": null}),
         );
         let front = serde_json::to_string(&fm).unwrap();
-        let parsed: SkillFrontmatter = serde_json::from_str(&front).unwrap();
+        let parsed = frontmatter_from(&front).unwrap();
+        assert_eq!(parsed, fm);
         let digest = format!("sha256:{}", "ab".repeat(32));
         let files = |n: usize| {
             (0..n)
