@@ -10,12 +10,13 @@
 //! use on the digest pool ([`spawn`], never the blocking threads reads
 //! share), at most [`SKX_MAX_SKILL_BYTES`] for one skill per request, and
 //! kept for the life of the snapshot: 32 bytes and an 8-byte validity key
-//! a file, in a table per skill made when that skill is first asked for.
-//! A kept digest is handed out after one `stat` of its file shows the same
-//! validity key (device, inode, size, mtime and ctime), so a rewrite —
-//! even at the same size with its mtime put back — is hashed again rather
-//! than served under its old digest (SKX-014). Nothing is written to
-//! disk: the README's "caches nothing" is about disk.
+//! a file, in a table per skill made when that skill is first asked for,
+//! beside SKILL.md's frontmatter as compact JSON under SKILL.md's key.
+//! A kept digest (or frontmatter) is handed out after one `stat` of its
+//! file shows the same validity key (device, inode, size, mtime and
+//! ctime), so a rewrite — even at the same size with its mtime put back —
+//! is read again rather than served from what was kept (SKX-014, SKX-017).
+//! Nothing is written to disk: the README's "caches nothing" is about disk.
 
 use std::hash::{Hash, Hasher};
 use std::io::Read;
