@@ -108,6 +108,11 @@ pub const SKX_MAX_SKILL_BYTES: u64 = 16 * 1024 * 1024;
 /// is sized for; a request hashes at most [`SKX_MAX_SKILL_BYTES`].
 pub const DIGEST_THREADS: usize = 2;
 
+/// Most files a `skills/list` page whose digests and frontmatter are all
+/// kept may `stat` on the async thread that received it (SKX-012): about a
+/// millisecond of kernel time. A page past it goes to the digest pool.
+pub const KEPT_INLINE_STATS: usize = 4_096;
+
 /// A digest is trusted without hashing again only when its file's mtime
 /// and ctime are at least this much older than the moment hashing began:
 /// a file rewritten within one timestamp tick of its hashing (coarse

@@ -10,12 +10,13 @@
 //! use on the digest pool ([`spawn`], never the blocking threads reads
 //! share), at most [`SKX_MAX_SKILL_BYTES`] for one skill per request, and
 //! kept for the life of the snapshot: 32 bytes and an 8-byte validity key
-//! a file, in a table per skill made when that skill is first asked for.
-//! A kept digest is handed out after one `stat` of its file shows the same
-//! validity key (device, inode, size, mtime and ctime), so a rewrite —
-//! even at the same size with its mtime put back — is hashed again rather
-//! than served under its old digest (SKX-014). Nothing is written to
-//! disk: the README's "caches nothing" is about disk.
+//! a file, in a table per skill made when that skill is first asked for,
+//! beside SKILL.md's frontmatter as compact JSON under SKILL.md's key.
+//! A kept digest (or frontmatter) is handed out after one `stat` of its
+//! file shows the same validity key (device, inode, size, mtime and
+//! ctime), so a rewrite — even at the same size with its mtime put back —
+//! is read again rather than served from what was kept (SKX-014, SKX-017).
+//! Nothing is written to disk: the README's "caches nothing" is about disk.
 
 use std::hash::{Hash, Hasher};
 use std::io::Read;
@@ -24,11 +25,15 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, mpsc};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use rmcp::model::{Skill as SkxSkill, SkillFrontmatter, SkillResources};
+use nix::fcntl::{AtFlags, OFlag};
+use nix::sys::stat::FileStat;
+use rmcp::model::{JsonObject, Skill as SkxSkill, SkillFrontmatter, SkillResources};
 use sha2::{Digest, Sha256};
+use std::os::unix::fs::OpenOptionsExt;
 
 use crate::catalog::{self, Catalog, Skill};
 use crate::fence;
+use crate::frontmatter;
 use crate::limits::{DIGEST_SETTLE_SECS, DIGEST_THREADS, SKX_MAX_RESOURCES, SKX_MAX_SKILL_BYTES};
 use crate::problem::{Problem, Reason};
 use crate::uri;
@@ -47,50 +52,87 @@ struct Slot {
 /// matching stat alone; without it the next use hashes again.
 const SETTLED: u64 = 1;
 
+/// What a file's stat says about which bytes it holds: the fields of
+/// its validity key (SKX-014). Taken from a path's `fstatat` (a request's
+/// re-check) or from an open descriptor's `fstat` (the fence's), which
+/// give the same numbers for the same file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Stamp {
+    dev: u64,
+    ino: u64,
+    size: u64,
+    mtime: (i64, i64),
+    ctime: (i64, i64),
+}
+
+impl From<&std::fs::Metadata> for Stamp {
+    fn from(m: &std::fs::Metadata) -> Stamp {
+        Stamp {
+            dev: m.dev(),
+            ino: m.ino(),
+            size: m.size(),
+            mtime: (m.mtime(), m.mtime_nsec()),
+            ctime: (m.ctime(), m.ctime_nsec()),
+        }
+    }
+}
+
+impl From<&FileStat> for Stamp {
+    #[allow(clippy::useless_conversion)] // the field types differ by target
+    fn from(s: &FileStat) -> Stamp {
+        Stamp {
+            dev: u64::from(s.st_dev),
+            ino: u64::from(s.st_ino),
+            size: u64::try_from(s.st_size).unwrap_or(0),
+            mtime: (i64::from(s.st_mtime), i64::from(s.st_mtime_nsec)),
+            ctime: (i64::from(s.st_ctime), i64::from(s.st_ctime_nsec)),
+        }
+    }
+}
+
 /// What must be unchanged for a kept digest to describe a file's bytes:
 /// which file (device and inode), its size, and its mtime and ctime to
 /// the nanosecond. ctime moves on every write and on every `utimes`, and
 /// no user can set it back, so restoring the mtime (`cp -p`, `rsync -t`,
 /// `tar x`) cannot hide a rewrite. Folded to 64 bits with SipHash's fixed
 /// keys; the low bit is left for [`SETTLED`] and the key is never 0.
-fn validity(meta: &std::fs::Metadata) -> u64 {
+fn validity(stamp: &Stamp) -> u64 {
     let mut h = std::hash::DefaultHasher::new();
-    (
-        meta.dev(),
-        meta.ino(),
-        meta.size(),
-        meta.mtime(),
-        meta.mtime_nsec(),
-        meta.ctime(),
-        meta.ctime_nsec(),
-    )
-        .hash(&mut h);
+    stamp.hash(&mut h);
     (h.finish() & !SETTLED) | 2
 }
 
 /// True when the file's mtime and ctime are both at least
 /// [`DIGEST_SETTLE_SECS`] before `began`, so no later write can leave the
 /// same stamp (a write moves ctime to "now", which is later still).
-fn settled(meta: &std::fs::Metadata, began: SystemTime) -> bool {
+fn settled(stamp: &Stamp, began: SystemTime) -> bool {
     let Some(before) = began.checked_sub(Duration::from_secs(DIGEST_SETTLE_SECS)) else {
         return false;
     };
-    let at = |secs: i64, nsec: i64| {
+    let at = |(secs, nsec): (i64, i64)| {
         u64::try_from(secs)
             .ok()
             .map(|s| UNIX_EPOCH + Duration::from_secs(s) + Duration::from_nanos(nsec.max(0) as u64))
     };
-    [
-        at(meta.mtime(), meta.mtime_nsec()),
-        at(meta.ctime(), meta.ctime_nsec()),
-    ]
-    .iter()
-    .all(|t| t.is_some_and(|t| t <= before))
+    [at(stamp.mtime), at(stamp.ctime)]
+        .iter()
+        .all(|t| t.is_some_and(|t| t <= before))
 }
 
-/// One skill's kept digests, a slot per manifest file; `None` until the
-/// skill is first asked for.
-type Table = Mutex<Option<Box<[Slot]>>>;
+/// What one served skill keeps for the snapshot's life (SKX-017): its
+/// digests, a slot per manifest file (`None` until the skill is first
+/// asked for), and its frontmatter as SEP-2640 carries it.
+#[derive(Debug, Default)]
+struct Kept {
+    digests: Option<Box<[Slot]>>,
+    /// SKILL.md's frontmatter as compact JSON, with SKILL.md's validity
+    /// key when it was read ([`SETTLED`] set as for a digest). Kept as
+    /// text, not as JSON values: a kilobyte a skill, where the values
+    /// would take several.
+    front: Option<(u64, Box<str>)>,
+}
+
+type Table = Mutex<Kept>;
 
 /// The extension's view of one snapshot's catalog.
 #[derive(Debug, Default)]
@@ -98,12 +140,44 @@ pub struct SkillsView {
     /// Indices into `catalog.skills` of the skills this surface serves,
     /// in the catalog's order (by name).
     served: Vec<usize>,
-    /// One digest table per served skill (same order as `served`), made
-    /// on that skill's first use; a slot per manifest file.
+    /// What each served skill keeps (same order as `served`), filled on
+    /// that skill's first use.
     tables: Box<[Table]>,
     /// The `skills/list` cursors this snapshot handed out (SKX-015): a
     /// page ends where its budget does, so only these offsets start one.
     cursors: Mutex<std::collections::BTreeSet<usize>>,
+}
+
+/// One served skill as this door hands it out: SKILL.md's frontmatter as
+/// compact JSON (`{"name":…,"description":…,…}`, SKX-001) and its files.
+#[derive(Debug)]
+pub struct Carried {
+    pub front: String,
+    pub manifest: Manifest,
+}
+
+/// Why a carried skill cannot be handed out now (SKX-011).
+#[derive(Debug)]
+pub enum Unservable {
+    /// SKILL.md was edited since the scan so that SEP-2640 cannot carry it
+    /// under its scanned name; why, in words.
+    Changed(String),
+    /// One of its files can no longer be stat'ed, opened or read.
+    Files(String),
+    /// Asked for with [`Reach::Kept`], it has a file to read or hash.
+    NotKept,
+}
+
+/// How far a request goes for an entry (SKX-012, SKX-017).
+#[derive(Debug, Clone, Copy)]
+pub enum Reach<'a> {
+    /// Its stats and what is kept, nothing else: a file to read or hash
+    /// ends the attempt with [`Unservable::NotKept`]. Work this small is
+    /// answered where the request arrived, without the pool's hop.
+    Kept,
+    /// Read and hash what is not kept (on the digest pool); the flag
+    /// turning true (SRV-009) ends the work at the next chunk.
+    Read(&'a AtomicBool),
 }
 
 /// A served skill's files as this door hands them out (SKX-013).
@@ -125,15 +199,17 @@ fn resource_json_len(skill: &str, path: &str, size: u64) -> usize {
     35 + 64 + uri_len + size.to_string().len() + 1
 }
 
-/// A digest as the extension writes it: `sha256:` and 64 hex digits.
+/// A digest as the extension writes it: `sha256:` and 64 hex digits
+/// (a table, not `format!`: a walk of 1,000 skills writes 10,000).
 fn shown(sum: &[u8; 32]) -> String {
-    use std::fmt::Write;
-    let mut s = String::with_capacity(7 + 64);
-    s.push_str("sha256:");
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut s = Vec::with_capacity(7 + 64);
+    s.extend_from_slice(b"sha256:");
     for b in sum {
-        let _ = write!(s, "{b:02x}");
+        s.push(HEX[usize::from(b >> 4)]);
+        s.push(HEX[usize::from(b & 15)]);
     }
-    s
+    String::from_utf8(s).unwrap_or_default()
 }
 
 /// A job for the digest pool.
@@ -230,7 +306,7 @@ impl SkillsView {
                 )),
             }
         }
-        let tables = served.iter().map(|_| Mutex::new(None)).collect();
+        let tables = served.iter().map(|_| Mutex::default()).collect();
         (
             SkillsView {
                 served,
@@ -255,6 +331,19 @@ impl SkillsView {
             .ok()
     }
 
+    /// True when the served skill at `pos` has its frontmatter and every
+    /// digest it was given kept and settled: an entry that, its stats
+    /// permitting, needs nothing read ([`Reach::Kept`]).
+    pub fn kept(&self, pos: usize) -> bool {
+        let Some(Ok(t)) = self.tables.get(pos).map(Mutex::lock) else {
+            return false;
+        };
+        t.front.as_ref().is_some_and(|(k, _)| k & SETTLED != 0)
+            && t.digests
+                .as_ref()
+                .is_none_or(|d| d.iter().all(|slot| slot.key & SETTLED != 0))
+    }
+
     /// Remembers that a `skills/list` page handed out `offset` as its
     /// `nextCursor` (SKX-015).
     pub fn hand_out(&self, offset: usize) {
@@ -268,57 +357,94 @@ impl SkillsView {
         self.cursors.lock().is_ok_and(|c| c.contains(&offset))
     }
 
-    /// The manifest of the served skill at `pos` (SKX-012..SKX-014): a
-    /// skill over SEP-2640's 512 resources or 16 MiB, or whose manifest
-    /// alone would take more than `room` bytes of JSON, is `Dynamic`;
-    /// otherwise each file's size and digest, a kept digest after one stat
-    /// shows its validity key unchanged, any other hashed through the
-    /// fence. `stop` turning true (SRV-009) ends the work at the next
-    /// chunk.
-    pub fn manifest(
+    /// The served skill at `pos` (SKX-011..SKX-014, SKX-017): its
+    /// frontmatter and its manifest. A skill over SEP-2640's 512 resources
+    /// or 16 MiB, or whose manifest alone would take more than `room` bytes
+    /// of JSON beside its frontmatter, is `Dynamic`; otherwise each file's
+    /// size and digest. One stat a file shows its validity key: a kept
+    /// digest (and SKILL.md's kept frontmatter) is handed out when the key
+    /// is unchanged, anything else is read through the fence — unless
+    /// `reach` is [`Reach::Kept`].
+    pub fn entry(
         &self,
         catalog: &Catalog,
         pos: usize,
         room: usize,
-        stop: &AtomicBool,
-    ) -> Result<Manifest, String> {
+        reach: Reach,
+    ) -> Result<Carried, Unservable> {
         let skill = &catalog.skills[self.served[pos]];
-        if let Some(why) = over_limits(skill, room) {
-            return Ok(Manifest::Dynamic(why));
-        }
-        // One stat a file: what each is now, and whether the skill still
-        // fits the byte cap (a file may have grown since the scan).
-        let mut now = Vec::with_capacity(skill.files.len());
-        let mut total = 0u64;
-        for f in skill.files.iter() {
-            let meta = std::fs::metadata(skill.dir.join(f.path))
-                .map_err(|e| format!("{:?} cannot be read now: {e}", f.path))?;
-            total = total.saturating_add(meta.len());
-            now.push(meta);
-        }
-        if total > SKX_MAX_SKILL_BYTES {
-            return Ok(Manifest::Dynamic(too_large(&skill.name, total)));
-        }
         let table = self
             .tables
             .get(pos)
-            .ok_or("no such skill in this snapshot")?;
+            .ok_or_else(|| Unservable::Files("no such skill in this snapshot".into()))?;
+        let began = SystemTime::now();
+        // Each stat walks only the path inside the skill: the directory's
+        // own path is walked once, by this open (a descriptor for lookups,
+        // not for reading). Gone or unreadable, SKILL.md goes with it: an
+        // edit SEP-2640 cannot carry.
+        let dir = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(OFlag::O_PATH.bits() | OFlag::O_DIRECTORY.bits())
+            .open(&skill.dir)
+            .map_err(|e| Unservable::Changed(format!("SKILL.md could not be read: {e}")))?;
+        // Following symlinks, as the fence's realpath check does.
+        let stat = |path: &str| {
+            nix::sys::stat::fstatat(&dir, path, AtFlags::empty())
+                .map(|s| Stamp::from(&s))
+                .map_err(std::io::Error::from)
+        };
+        let md_at = skill.files.position(catalog::SKILL_MD);
+        let md = stat(catalog::SKILL_MD)
+            .map_err(|e| Unservable::Changed(format!("SKILL.md could not be read: {e}")))?;
+        let front = self.front(table, skill, &md, began, reach)?;
+        let room = room.saturating_sub(front.len());
+        if let Some(why) = over_limits(skill, room) {
+            return Ok(Carried {
+                front,
+                manifest: Manifest::Dynamic(why),
+            });
+        }
+        // One stat a file: what each is now, and whether the skill still
+        // fits the byte cap (a file may have grown since the scan).
+        // SKILL.md's was made above.
+        let mut now = Vec::with_capacity(skill.files.len());
+        let mut total = 0u64;
+        for (fi, f) in skill.files.iter().enumerate() {
+            let stamp = if Some(fi) == md_at {
+                md
+            } else {
+                stat(f.path).map_err(|e| {
+                    Unservable::Files(format!("{:?} cannot be read now: {e}", f.path))
+                })?
+            };
+            total = total.saturating_add(stamp.size);
+            now.push(stamp);
+        }
+        if total > SKX_MAX_SKILL_BYTES {
+            return Ok(Carried {
+                front,
+                manifest: Manifest::Dynamic(too_large(&skill.name, total)),
+            });
+        }
         let kept = |fi: usize| -> Option<Slot> {
             let t = table.lock().ok()?;
-            t.as_ref()?.get(fi).copied()
+            t.digests.as_ref()?.get(fi).copied()
         };
         let mut out = Vec::with_capacity(now.len());
         let mut hashed = 0u64;
         // One read buffer for the whole manifest, made on the first miss.
         let mut buf = Vec::new();
-        for (fi, (f, meta)) in skill.files.iter().zip(&now).enumerate() {
-            let key = validity(meta);
+        for (fi, (f, stamp)) in skill.files.iter().zip(&now).enumerate() {
+            let key = validity(stamp);
             if let Some(slot) = kept(fi)
                 && slot.key == key | SETTLED
             {
-                out.push((meta.len(), shown(&slot.sum)));
+                out.push((stamp.size, shown(&slot.sum)));
                 continue;
             }
+            let Reach::Read(stop) = reach else {
+                return Err(Unservable::NotKept);
+            };
             let began = SystemTime::now();
             let left = SKX_MAX_SKILL_BYTES.saturating_sub(hashed);
             let Hashed {
@@ -326,13 +452,18 @@ impl SkillsView {
                 size,
                 sum,
                 settled,
-            } = hash(skill, f.path, left, began, &mut buf, stop)?;
+            } = hash(skill, f.path, left, began, &mut buf, stop).map_err(Unservable::Files)?;
             hashed = hashed.saturating_add(size);
             if hashed > SKX_MAX_SKILL_BYTES {
-                return Ok(Manifest::Dynamic(too_large(&skill.name, hashed)));
+                return Ok(Carried {
+                    front,
+                    manifest: Manifest::Dynamic(too_large(&skill.name, hashed)),
+                });
             }
             if let Ok(mut t) = table.lock() {
-                let t = t.get_or_insert_with(|| vec![Slot::default(); skill.files.len()].into());
+                let t = t
+                    .digests
+                    .get_or_insert_with(|| vec![Slot::default(); skill.files.len()].into());
                 if let Some(slot) = t.get_mut(fi) {
                     *slot = Slot {
                         key: opened_key | u64::from(settled),
@@ -342,7 +473,41 @@ impl SkillsView {
             }
             out.push((size, shown(&sum)));
         }
-        Ok(Manifest::Files(out))
+        Ok(Carried {
+            front,
+            manifest: Manifest::Files(out),
+        })
+    }
+
+    /// SKILL.md's frontmatter as compact JSON: the kept one when `stamp`
+    /// (SKILL.md's stat, made at or after `began`) shows the settled key
+    /// it was read at, else read and parsed through the fence now and
+    /// kept. A write after the stat gives SKILL.md another key, so text
+    /// newer than its key is read again, never the reverse (SKX-014).
+    fn front(
+        &self,
+        table: &Table,
+        skill: &Skill,
+        stamp: &Stamp,
+        began: SystemTime,
+        reach: Reach,
+    ) -> Result<String, Unservable> {
+        let key = validity(stamp);
+        if let Ok(t) = table.lock()
+            && let Some((k, json)) = &t.front
+            && *k == key | SETTLED
+        {
+            return Ok(json.to_string());
+        }
+        if let Reach::Kept = reach {
+            return Err(Unservable::NotKept);
+        }
+        let json = read_front(skill).map_err(Unservable::Changed)?;
+        if let Ok(mut t) = table.lock() {
+            let key = key | u64::from(settled(stamp, began));
+            t.front = Some((key, json.as_str().into()));
+        }
+        Ok(json)
     }
 
     /// For `resources/read`: when a digest of this file is kept and the
@@ -359,8 +524,8 @@ impl SkillsView {
         let pos = self.find(catalog, skill_name)?;
         let fi = catalog.skills[self.served[pos]].files.position(path)?;
         let mut table = self.tables.get(pos)?.lock().ok()?;
-        let slot = table.as_mut()?.get_mut(fi)?;
-        if slot.key == 0 || slot.key & !SETTLED == validity(meta) & !SETTLED {
+        let slot = table.digests.as_mut()?.get_mut(fi)?;
+        if slot.key == 0 || slot.key & !SETTLED == validity(&meta.into()) & !SETTLED {
             return None;
         }
         *slot = Slot::default();
@@ -368,8 +533,47 @@ impl SkillsView {
     }
 }
 
-/// Why a skill is served `dynamic` before any file is touched, if it is:
-/// its manifest, as the catalog scanned it, is over SEP-2640's limits or
+/// SKILL.md's frontmatter as SEP-2640 carries it (`name`, `description`,
+/// every other field), read and parsed through the fence now, as compact
+/// JSON; or why SEP-2640 cannot carry it under its scanned name (SKX-011).
+fn read_front(skill: &Skill) -> Result<String, String> {
+    let md = catalog::read_skill_md(&skill.dir).map_err(|(_, d)| d)?;
+    let split = frontmatter::split(&md.text).map_err(|e| e.to_string())?;
+    let fm = frontmatter::parse(split.yaml, split.yaml_line).map_err(|e| e.to_string())?;
+    let mut extra = JsonObject::new();
+    let mut name = None;
+    let mut description = None;
+    for (k, v) in &fm.map {
+        let (Some(k), Ok(v)) = (k.as_str(), serde_json::to_value(v)) else {
+            continue;
+        };
+        match (k, v) {
+            ("name", serde_json::Value::String(s)) => name = Some(s),
+            ("description", serde_json::Value::String(s)) => description = Some(s),
+            (k, v) => {
+                extra.insert(k.to_owned(), v);
+            }
+        }
+    }
+    let (Some(name), Some(description)) = (name, description) else {
+        return Err("its name or description is gone".into());
+    };
+    if name != skill.name {
+        return Err(format!(
+            "its frontmatter name is now {name:?}, not the directory name it was served under"
+        ));
+    }
+    if description.trim().is_empty() {
+        return Err("its description is now empty".into());
+    }
+    let mut front = SkillFrontmatter::new(name, description);
+    front.extra = extra;
+    serde_json::to_string(&front)
+        .map_err(|e| format!("its frontmatter cannot be written as JSON: {e}"))
+}
+
+/// Why a skill is served `dynamic` before any file but SKILL.md is
+/// touched, if it is: its manifest, as the catalog scanned it, is over SEP-2640's limits or
 /// would not fit `room` bytes of one answer (SKX-013, SKX-015).
 fn over_limits(skill: &Skill, room: usize) -> Option<String> {
     let n = skill.files.len();
@@ -428,8 +632,9 @@ fn hash(
     stop: &AtomicBool,
 ) -> Result<Hashed, String> {
     let opened = fence::open(&skill.dir, path).map_err(|e| e.to_string())?;
-    let key = validity(&opened.meta);
-    let settled = settled(&opened.meta, began);
+    let stamp = Stamp::from(&opened.meta);
+    let key = validity(&stamp);
+    let settled = settled(&stamp, began);
     let mut hasher = Sha256::new();
     let mut file = (&opened.file).take(cap.saturating_add(1));
     if buf.is_empty() {
@@ -468,6 +673,19 @@ mod tests {
 
     /// The size known before hashing is the size written (SKX-015): a
     /// page is cut from it, so it must never be short.
+    /// A digest is written as `sha256:` and lowercase hex, high nibble first.
+    #[test]
+    fn a_digest_is_written_in_lowercase_hex() {
+        let mut sum = [0u8; 32];
+        sum[0] = 0x0f;
+        sum[1] = 0xa0;
+        sum[31] = 0xff;
+        let s = shown(&sum);
+        assert_eq!(s.len(), 71);
+        assert!(s.starts_with("sha256:0fa0000000"), "{s}");
+        assert!(s.ends_with("00ff"), "{s}");
+    }
+
     #[test]
     fn a_resource_s_json_length_is_known_before_hashing() {
         let digest = shown(&[0xab; 32]);
@@ -498,7 +716,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("f");
         std::fs::write(&p, b"one").unwrap();
-        let first = std::fs::metadata(&p).unwrap();
+        let first_meta = std::fs::metadata(&p).unwrap();
+        let first = Stamp::from(&first_meta);
         let now = SystemTime::now();
         assert!(!settled(&first, now));
         assert!(settled(
@@ -508,14 +727,26 @@ mod tests {
         std::thread::sleep(Duration::from_millis(20));
         std::fs::write(&p, b"two").unwrap();
         let f = std::fs::File::options().write(true).open(&p).unwrap();
-        f.set_modified(first.modified().unwrap()).unwrap();
-        let second = std::fs::metadata(&p).unwrap();
+        f.set_modified(first_meta.modified().unwrap()).unwrap();
+        let second_meta = std::fs::metadata(&p).unwrap();
+        let second = Stamp::from(&second_meta);
         assert_eq!(
-            (first.len(), first.modified().unwrap()),
-            (second.len(), second.modified().unwrap())
+            (first_meta.len(), first_meta.modified().unwrap()),
+            (second_meta.len(), second_meta.modified().unwrap())
         );
         assert_ne!(validity(&first), validity(&second));
-        assert_eq!(validity(&second), validity(&std::fs::metadata(&p).unwrap()));
+        assert_eq!(
+            validity(&second),
+            validity(&Stamp::from(&std::fs::metadata(&p).unwrap()))
+        );
+        // A path's fstatat gives the key a descriptor's fstat gives.
+        let at = nix::sys::stat::fstatat(
+            std::fs::File::open(dir.path()).unwrap(),
+            "f",
+            AtFlags::empty(),
+        )
+        .unwrap();
+        assert_eq!(validity(&second), validity(&Stamp::from(&at)));
         assert_eq!(validity(&second) & SETTLED, 0);
     }
 }

@@ -331,6 +331,19 @@ fn prefix_answer_id(head: &[u8]) -> Option<String> {
         .then(|| String::from_utf8_lossy(&rest[..end]).into_owned())
 }
 
+/// The id of a line that starts as rmcp writes a result to a request with
+/// a number id, `{"jsonrpc":"2.0","id":<digits>,"result"…`: such a line
+/// needs no correction (only an error does) and no parse to be known.
+fn numbered_result(line: &[u8]) -> Option<String> {
+    let rest = line.strip_prefix(br#"{"jsonrpc":"2.0","id":"#)?;
+    let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+    // Up to 18 digits, no leading zero: a u64 that the full parse writes
+    // back digit for digit, so the id matches the one recorded.
+    let plain = (1..=18).contains(&digits) && (digits == 1 || rest[0] != b'0');
+    (plain && rest[digits..].starts_with(br#","result""#))
+        .then(|| String::from_utf8_lossy(&rest[..digits]).into_owned())
+}
+
 /// Requests forwarded and not yet answered, bounding how many there are.
 struct InFlight {
     ids: std::sync::Mutex<std::collections::HashSet<String>>,
@@ -428,8 +441,14 @@ where
                             head.extend_from_slice(part);
                             if ends {
                                 let line = std::mem::take(&mut head);
-                                let answered = answer_id(&line);
-                                let r = out.write_all(&correct(line)).await;
+                                // rmcp's usual answer, a result to a
+                                // numbered request, is known from its
+                                // start; anything else is parsed whole.
+                                let (answered, line) = match numbered_result(&line) {
+                                    Some(id) => (Some(id), line),
+                                    None => (answer_id(&line), correct(line)),
+                                };
+                                let r = out.write_all(&line).await;
                                 if let Some(id) = answered { answers.leave(&id); }
                                 r
                             } else if head.len() > HEAD_BYTES {
@@ -702,5 +721,34 @@ mod tests {
         );
         assert_eq!(read_line(&mut r, &mut buf).await.unwrap(), Some(Ok(())));
         assert_eq!(buf, b"{\"ok\":1}\n");
+    }
+
+    /// The fast path names exactly the results `answer_id` names, and
+    /// leaves every other line to the full parse (and `correct`).
+    #[test]
+    fn a_numbered_result_is_known_from_its_start() {
+        for line in [
+            &br#"{"jsonrpc":"2.0","id":7,"result":{}}"#[..],
+            br#"{"jsonrpc":"2.0","id":1234567,"result":{"skill":{"uri":"-32601"}}}"#,
+        ] {
+            assert_eq!(numbered_result(line), answer_id(line));
+            assert!(numbered_result(line).is_some());
+        }
+        for line in [
+            &br#"{"jsonrpc":"2.0","id":7,"error":{"code":-32601,"message":"ping"}}"#[..],
+            br#"{"jsonrpc":"2.0","id":"7","result":{}}"#,
+            br#"{"jsonrpc":"2.0","id":-7,"result":{}}"#,
+            br#"{"jsonrpc":"2.0","id":7,"method":"roots/list"}"#,
+            br#"{"jsonrpc":"2.0","id":,"result":{}}"#,
+            br#"{"id":7,"jsonrpc":"2.0","result":{}}"#,
+            br#"{"jsonrpc":"2.0","id":12345678901234567890123,"result":{}}"#,
+        ] {
+            assert_eq!(
+                numbered_result(line),
+                None,
+                "{}",
+                String::from_utf8_lossy(line)
+            );
+        }
     }
 }

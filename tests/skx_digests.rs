@@ -248,10 +248,10 @@ fn a_same_size_rewrite_with_its_mtime_restored_gets_a_new_digest() {
     );
 }
 
-/// SKX-017: a kept digest is handed out without opening its file again —
-/// the second `skills/get` opens SKILL.md (its frontmatter is read on
-/// each request) and none of the manifest's other files. Watched with
-/// strace, between two marker reads.
+/// SKX-017: a kept digest, and SKILL.md's kept frontmatter, are handed
+/// out without opening their files again — the second `skills/get` opens
+/// the skill's directory for lookups (`O_PATH`, no bytes) and no file of
+/// the skill. Watched with strace, between two marker reads.
 #[test]
 fn a_kept_digest_is_handed_out_without_reopening_its_file() {
     let root = tempfile::tempdir().unwrap();
@@ -287,8 +287,36 @@ fn a_kept_digest_is_handed_out_without_reopening_its_file() {
     let second = s.request("skills/get", json!({"uri": "skill://good/SKILL.md"}));
     assert_eq!(first["result"], second["result"]);
     s.request("resources/read", json!({"uri": "skill://marks/mark-2.txt"}));
+    let trace_path = trace;
+    let trace =
+        fs::read_to_string(&trace_path).expect("strace wrote a trace (is strace installed?)");
+    // The thread that made an open, by name, while the server still runs:
+    // hashing is the digest pool's; a kept entry's stats are not (SKX-012).
+    let thread = |needle: &str| {
+        let line = trace
+            .lines()
+            .find(|l| l.contains(needle))
+            .unwrap_or_else(|| panic!("{needle} opened: {trace}"));
+        let tid = line.split_whitespace().next().unwrap_or_default();
+        fs::read_to_string(format!("/proc/{tid}/comm"))
+            .unwrap_or_else(|e| panic!("thread {tid} of {line:?}: {e}"))
+            .trim()
+            .to_owned()
+    };
+    assert!(
+        thread("good/sub/b.txt").starts_with("skill-mcp-diges"),
+        "the first skills/get hashed on the digest pool: {trace}"
+    );
+    let kept = trace
+        .lines()
+        .skip_while(|l| !l.contains("mark-1.txt"))
+        .find(|l| l.contains("/good\"") && l.contains("O_PATH"))
+        .unwrap_or_else(|| panic!("the second skills/get opened its directory: {trace}"));
+    assert!(
+        !thread(kept).starts_with("skill-mcp-diges"),
+        "a kept entry is answered without the digest pool's hop: {kept}"
+    );
     assert!(s.finish().success());
-    let trace = fs::read_to_string(&trace).expect("strace wrote a trace (is strace installed?)");
     let opens: Vec<&str> = trace.lines().filter(|l| l.contains("open")).collect();
     let at = |needle: &str| {
         opens
@@ -302,16 +330,77 @@ fn a_kept_digest_is_handed_out_without_reopening_its_file() {
         at("good/a.txt") < m1 && at("good/sub/b.txt") < m1,
         "{trace}"
     );
+    assert!(at("good/SKILL.md") < m1, "{trace}");
     let between = &opens[m1..m2];
     assert!(
-        between.iter().any(|l| l.contains("good/SKILL.md")),
-        "{between:#?}"
+        between
+            .iter()
+            .any(|l| l.contains("/good\"") && l.contains("O_PATH")),
+        "the second skills/get stats its files from the skill's directory: {between:#?}"
     );
     assert!(
-        !between
-            .iter()
-            .any(|l| l.contains("good/a.txt") || l.contains("good/sub/b.txt")),
-        "a kept digest's file was opened again: {between:#?}"
+        !between.iter().any(|l| l.contains("/good/")),
+        "a kept digest's or frontmatter's file was opened again: {between:#?}"
+    );
+}
+
+/// SKX-017, SKX-014: SKILL.md's kept frontmatter is never handed out for
+/// new text. A description rewritten at the same size with SKILL.md's
+/// mtime put back (ctime still moves) is served at the next `skills/get`,
+/// and an edit SEP-2640 cannot carry (another name) is refused there
+/// (SKX-011) rather than answered from what was kept.
+#[test]
+fn a_kept_frontmatter_is_read_again_when_skill_md_changes() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("good");
+    fs::create_dir_all(&dir).unwrap();
+    let md = dir.join("SKILL.md");
+    let text = |description: &str, name: &str| {
+        format!("---\nname: {name}\ndescription: {description}\nlicense: MIT\n---\n# Good\n")
+    };
+    fs::write(&md, text("first words", "good")).unwrap();
+    let old = SystemTime::now() - Duration::from_secs(3600);
+    let put_back = || {
+        File::options()
+            .write(true)
+            .open(&md)
+            .unwrap()
+            .set_times(FileTimes::new().set_accessed(old).set_modified(old))
+            .unwrap();
+    };
+    put_back();
+    // Past the settle margin: the first frontmatter is kept and trusted.
+    std::thread::sleep(Duration::from_millis(2_200));
+    let mut s = start(root.path(), &[]);
+    let get = |s: &mut Session| s.request("skills/get", json!({"uri": "skill://good/SKILL.md"}));
+    for _ in 0..2 {
+        let r = get(&mut s);
+        let fm = &r["result"]["skill"]["frontmatter"];
+        assert_eq!(fm["description"], "first words", "{r}");
+        assert_eq!(fm["license"], "MIT", "{r}");
+    }
+    fs::write(&md, text("other words", "good")).unwrap();
+    put_back();
+    let meta = fs::metadata(&md).unwrap();
+    assert_eq!(meta.modified().unwrap(), old);
+    let r = get(&mut s);
+    assert_eq!(
+        r["result"]["skill"]["frontmatter"]["description"], "other words",
+        "{r}"
+    );
+    assert_eq!(
+        r["result"]["skill"]["resources"][0]["digest"],
+        sha256(text("other words", "good").as_bytes()),
+        "{r}"
+    );
+    fs::write(&md, text("other words", "gone")).unwrap();
+    put_back();
+    let r = get(&mut s);
+    assert_eq!(r["error"]["code"], -32603, "{r}");
+    let message = r["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("SKX-011") && message.contains("\"gone\""),
+        "{r}"
     );
 }
 

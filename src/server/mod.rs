@@ -28,6 +28,7 @@ use crate::echo::{Args, progress_token_refusal};
 use crate::reload::Live;
 use crate::run::{RunLock, Watch};
 use crate::shapes::*;
+use crate::skills_ext::Reach;
 use crate::snapshot::{Serialized, Snapshot};
 
 /// The rmcp server: the tool router over the live snapshot.
@@ -303,12 +304,15 @@ impl ServerHandler for SkillServer {
         ctx: RequestContext<RoleServer>,
     ) -> Result<ListSkillsResult, McpError> {
         let served = self.live.current();
+        let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
+        // Kept digests and frontmatter need only stats: answered here,
+        // without the pool's hop; anything to read goes to the pool.
+        if let Some(answer) = skills::list(&served, cursor, Reach::Kept) {
+            return answer;
+        }
         digesting(ctx.ct.cancelled(), move |stop| {
-            skills::list(
-                &served,
-                request.as_ref().and_then(|r| r.cursor.as_deref()),
-                stop,
-            )
+            let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
+            skills::list(&served, cursor, Reach::Read(stop)).unwrap_or_else(unreached)
         })
         .await
         .map_err(|e| McpError::internal_error(format!("skills/list {e}"), None))?
@@ -320,8 +324,11 @@ impl ServerHandler for SkillServer {
         ctx: RequestContext<RoleServer>,
     ) -> Result<GetSkillResult, McpError> {
         let served = self.live.current();
+        if let Some(answer) = skills::get(&served, &request.uri, Reach::Kept) {
+            return answer;
+        }
         digesting(ctx.ct.cancelled(), move |stop| {
-            skills::get(&served, &request.uri, stop)
+            skills::get(&served, &request.uri, Reach::Read(stop)).unwrap_or_else(unreached)
         })
         .await
         .map_err(|e| McpError::internal_error(format!("skills/get {e}"), None))?
@@ -418,6 +425,15 @@ where
     let handle = tokio::task::spawn_blocking(move || work(&flag));
     let done = async { handle.await.map_err(|e| Unfinished::Lost(e.to_string())) };
     unless_cancelled(cancelled, &stop, done).await
+}
+
+/// What a Skills extension request that may read answers when it says it
+/// could not: never, since only [`Reach::Kept`] gives up.
+fn unreached<T>() -> Result<T, McpError> {
+    Err(McpError::internal_error(
+        "the Skills extension gave up on a request it could read (a bug); ask again",
+        None,
+    ))
 }
 
 /// As [`blocking`], on the digest pool (SKX-012): hashing never takes the

@@ -5,8 +5,6 @@
 //! SKX-001..SKX-016). Every page and entry fits the answer budget
 //! (SKX-015); the digests come from `skills_ext`, on its own pool.
 
-use std::sync::atomic::AtomicBool;
-
 use rmcp::ErrorData as McpError;
 use rmcp::model::{
     DIRECTORY_MIME_TYPE, GetSkillResult, JsonObject, ListSkillsResult, MetaObject,
@@ -14,22 +12,31 @@ use rmcp::model::{
     SkillResources,
 };
 
+use serde_json::Value;
+
 use crate::bundle;
 use crate::catalog;
 use crate::cursor;
 use crate::echo::excerpt;
-use crate::frontmatter;
-use crate::limits::{LIST_PAGE_SIZE, SKILLS_PAGE_SIZE};
-use crate::skills_ext::{Manifest, skill_uri};
+use crate::limits::{KEPT_INLINE_STATS, LIST_PAGE_SIZE, SKILLS_PAGE_SIZE};
+use crate::skills_ext::{Carried, Manifest, Reach, Unservable, skill_uri};
 use crate::snapshot::Snapshot;
 use crate::uri;
+
+/// Why an entry is not given: not kept (asked for with [`Reach::Kept`]),
+/// or an error in the request's own words.
+enum Miss {
+    NotKept,
+    Error(McpError),
+}
 
 /// One skill as SEP-2640 describes it: SKILL.md's frontmatter as it is
 /// on disk now, and the manifest with digests, in manifest order. An
 /// edit since the scan that SEP-2640 cannot carry under the scanned
 /// name is refused here in its own words (SKX-011), never handed to
 /// rmcp as an entry whose URI disagrees with its name.
-fn entry(snap: &Snapshot, pos: usize, stop: &AtomicBool) -> Result<SkxSkill, McpError> {
+/// Returns the entry and the length of its compact JSON.
+fn entry(snap: &Snapshot, pos: usize, reach: Reach) -> Result<(SkxSkill, usize), Miss> {
     let catalog = &snap.catalog;
     let skill = &catalog.skills[snap.skills_view.served()[pos]];
     let changed = |why: String| {
@@ -42,53 +49,26 @@ fn entry(snap: &Snapshot, pos: usize, stop: &AtomicBool) -> Result<SkxSkill, Mcp
             None,
         )
     };
-    let md = catalog::read_skill_md(&skill.dir).map_err(|(_, d)| changed(d))?;
-    let split = frontmatter::split(&md.text).map_err(|e| changed(e.to_string()))?;
-    let fm = frontmatter::parse(split.yaml, split.yaml_line).map_err(|e| changed(e.to_string()))?;
-    let mut extra = JsonObject::new();
-    let mut name = None;
-    let mut description = None;
-    for (k, v) in &fm.map {
-        let (Some(k), Ok(v)) = (k.as_str(), serde_json::to_value(v)) else {
-            continue;
-        };
-        match (k, v) {
-            ("name", serde_json::Value::String(s)) => name = Some(s),
-            ("description", serde_json::Value::String(s)) => description = Some(s),
-            (k, v) => {
-                extra.insert(k.to_owned(), v);
-            }
-        }
+    if matches!(reach, Reach::Kept) && !snap.skills_view.kept(pos) {
+        return Err(Miss::NotKept);
     }
-    let (Some(name), Some(description)) = (name, description) else {
-        return Err(changed("its name or description is gone".into()));
-    };
-    if name != skill.name {
-        return Err(changed(format!(
-            "its frontmatter name is now {name:?}, not the directory name it was served under"
-        )));
-    }
-    if description.trim().is_empty() {
-        return Err(changed("its description is now empty".into()));
-    }
-    let mut frontmatter = SkillFrontmatter::new(name, description);
-    frontmatter.extra = extra;
-    let fm_len = json_len(&frontmatter);
-    let room = room(snap).saturating_sub(fm_len);
-    let manifest = snap
+    let Carried { front, manifest } = snap
         .skills_view
-        .manifest(catalog, pos, room, stop)
-        .map_err(|e| {
-            McpError::internal_error(
+        .entry(catalog, pos, room(snap), reach)
+        .map_err(|e| match e {
+            Unservable::NotKept => Miss::NotKept,
+            Unservable::Changed(why) => Miss::Error(changed(why)),
+            Unservable::Files(e) => Miss::Error(McpError::internal_error(
                 format!(
                     "the files of {:?} cannot be digested now: {e}; a rescan (SIGHUP, or --watch) \
                      picks up files removed since the scan (SKX-011)",
                     skill.name
                 ),
                 None,
-            )
+            )),
         })?;
-    Ok(match manifest {
+    let frontmatter = frontmatter_from(&front).map_err(|e| Miss::Error(changed(e)))?;
+    let e = match manifest {
         Manifest::Files(files) => {
             let files = skill
                 .files
@@ -111,7 +91,71 @@ fn entry(snap: &Snapshot, pos: usize, stop: &AtomicBool) -> Result<SkxSkill, Mcp
             SkxSkill::new(skill_uri(&skill.name), frontmatter, SkillResources::Dynamic)
                 .with_meta(MetaObject(meta))
         }
-    })
+    };
+    let len = entry_len(&e, front.len());
+    Ok((e, len))
+}
+
+/// The kept frontmatter text as rmcp's type: read as one JSON object, its
+/// `name` and `description` taken out (a direct read, where serde's
+/// `flatten` would buffer the whole object first).
+fn frontmatter_from(front: &str) -> Result<SkillFrontmatter, String> {
+    let mut extra: JsonObject = serde_json::from_str(front).map_err(|e| e.to_string())?;
+    match (extra.remove("name"), extra.remove("description")) {
+        (Some(Value::String(name)), Some(Value::String(description))) => {
+            let mut fm = SkillFrontmatter::new(name, description);
+            fm.extra = extra;
+            Ok(fm)
+        }
+        _ => Err("its kept frontmatter has no name or description".into()),
+    }
+}
+
+/// The length of `e`'s compact JSON, given its frontmatter's (the kept
+/// text it was parsed from, which serializes back byte for byte): summed
+/// from its parts, so a page is cut to the budget (SKX-015) without
+/// writing each entry twice. Held to serde's own output by a unit test.
+fn entry_len(e: &SkxSkill, front_len: usize) -> usize {
+    // {"uri":…,"frontmatter":…,"resources":…}
+    let mut n = 7 + json_str_len(&e.uri) + 15 + front_len + 13 + 1;
+    n += match &e.resources {
+        SkillResources::Files(files) => {
+            // [{"uri":…,"digest":…,"size":N},…]
+            2 + files.len().saturating_sub(1)
+                + files
+                    .iter()
+                    .map(|f| {
+                        26 + json_str_len(&f.uri)
+                            + json_str_len(&f.digest)
+                            + f.size.checked_ilog10().unwrap_or(0) as usize
+                            + 1
+                    })
+                    .sum::<usize>()
+        }
+        SkillResources::Dynamic => 9,
+        // A shape a later rmcp adds is measured the slow way.
+        other => json_len(other),
+    };
+    if let Some(meta) = &e.meta {
+        // ,"_meta":{…}
+        n += 9 + json_len(meta);
+    }
+    n
+}
+
+/// The length of `s` as a JSON string: quotes, and serde_json's escapes
+/// (`\"`, `\\`, the short ones for \b \t \n \f \r, `\u00XX` for other
+/// control characters).
+fn json_str_len(s: &str) -> usize {
+    s.len()
+        + 2
+        + s.bytes()
+            .map(|b| match b {
+                b'"' | b'\\' | b'\n' | b'\r' | b'\t' | 0x08 | 0x0c => 1,
+                0..=0x1f => 5,
+                _ => 0,
+            })
+            .sum::<usize>()
 }
 
 /// Bytes of JSON one entry may take: the answer budget less what a page
@@ -150,36 +194,50 @@ fn read_cursor(snap: &Snapshot, cursor: Option<&str>) -> Result<usize, McpError>
 
 /// `skills/list` (SKX-001, SKX-015): served skills by name, each page
 /// as many whole entries as the answer budget holds (at most 100).
+/// With [`Reach::Kept`], `None` when the page has a file to read or hash,
+/// or more than [`KEPT_INLINE_STATS`] files to stat: then the pool does it.
 pub fn list(
     snap: &Snapshot,
     cursor: Option<&str>,
-    stop: &AtomicBool,
-) -> Result<ListSkillsResult, McpError> {
+    reach: Reach,
+) -> Option<Result<ListSkillsResult, McpError>> {
     let catalog = &snap.catalog;
     let served = snap.skills_view.served();
-    let start = read_cursor(snap, cursor)?;
+    let start = match read_cursor(snap, cursor) {
+        Ok(start) => start,
+        Err(e) => return Some(Err(e)),
+    };
     let room = room(snap);
     let mut used = 0;
     let mut end = start;
+    let mut stats = 0;
     let mut skills = Vec::new();
     while end < served.len() && end - start < SKILLS_PAGE_SIZE {
-        // A cancelled request (SRV-009) stops at the next skill; its
-        // answer is never sent.
-        if stop.load(std::sync::atomic::Ordering::Relaxed) {
-            break;
+        match reach {
+            // A cancelled request (SRV-009) stops at the next skill; its
+            // answer is never sent.
+            Reach::Read(stop) if stop.load(std::sync::atomic::Ordering::Relaxed) => break,
+            Reach::Kept => {
+                stats += catalog.skills[served[end]].files.len();
+                if stats > KEPT_INLINE_STATS {
+                    return None;
+                }
+            }
+            Reach::Read(_) => {}
         }
         // One skill edited (or a file removed) since the scan costs only
         // its own entry on this page, never the page (SKX-011).
-        match entry(snap, end, stop) {
-            Ok(entry) => {
-                let size = json_len(&entry) + 1;
+        match entry(snap, end, reach) {
+            Ok((entry, len)) => {
+                let size = len + 1;
                 if !skills.is_empty() && used + size > room {
                     break;
                 }
                 used += size;
                 skills.push(entry);
             }
-            Err(e) => tracing::warn!(
+            Err(Miss::NotKept) => return None,
+            Err(Miss::Error(e)) => tracing::warn!(
                 skill = %catalog.skills[served[end]].name,
                 "skills/list leaves this skill out: {}",
                 e.message
@@ -192,26 +250,35 @@ pub fn list(
         snap.skills_view.hand_out(end);
         r.next_cursor = Some(end.to_string());
     }
-    Ok(r)
+    Some(Ok(r))
 }
 
 /// `skills/get` (SKX-002, SKX-016): one skill by its SKILL.md URI, parsed
-/// once and found by bisection of the sorted catalog.
-pub fn get(snap: &Snapshot, uri_text: &str, stop: &AtomicBool) -> Result<GetSkillResult, McpError> {
+/// once and found by bisection of the sorted catalog. With
+/// [`Reach::Kept`], `None` when the skill has a file to read or hash.
+pub fn get(
+    snap: &Snapshot,
+    uri_text: &str,
+    reach: Reach,
+) -> Option<Result<GetSkillResult, McpError>> {
     let pos = uri::parse(uri_text)
         .ok()
         .filter(|(name, path)| path == catalog::SKILL_MD && skill_uri(name) == uri_text)
-        .and_then(|(name, _)| snap.skills_view.find(&snap.catalog, &name))
-        .ok_or_else(|| {
-            McpError::invalid_params(
-                format!(
-                    "no skill at {}: skills/get takes the SKILL.md URI skills/list gives",
-                    excerpt(uri_text)
-                ),
-                None,
-            )
-        })?;
-    Ok(GetSkillResult::new(entry(snap, pos, stop)?))
+        .and_then(|(name, _)| snap.skills_view.find(&snap.catalog, &name));
+    let Some(pos) = pos else {
+        return Some(Err(McpError::invalid_params(
+            format!(
+                "no skill at {}: skills/get takes the SKILL.md URI skills/list gives",
+                excerpt(uri_text)
+            ),
+            None,
+        )));
+    };
+    match entry(snap, pos, reach) {
+        Ok((e, _)) => Some(Ok(GetSkillResult::new(e))),
+        Err(Miss::NotKept) => None,
+        Err(Miss::Error(e)) => Some(Err(e)),
+    }
 }
 
 /// `resources/directory/read` (SKX-004): the direct children of a
@@ -283,4 +350,61 @@ pub fn directory(
     let mut r = ReadResourceDirectoryResult::with_all_items(children.split_off(start));
     r.next_cursor = next;
     Ok(r)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// SKX-015 cuts pages by `entry_len`: it must be the length serde
+    /// writes, for every shape an entry takes.
+    #[test]
+    fn an_entry_s_length_is_the_length_serde_writes() {
+        let mut fm = SkillFrontmatter::new("a-b", "say \"hi\"\tthen\u{1} go ünï");
+        fm.extra.insert("version".into(), serde_json::json!(1.5));
+        fm.extra.insert(
+            "metadata".into(),
+            serde_json::json!({"tags": ["x", "y\\z"], "n": -3, "big": 1e300, "none": null}),
+        );
+        let front = serde_json::to_string(&fm).unwrap();
+        let parsed = frontmatter_from(&front).unwrap();
+        assert_eq!(parsed, fm);
+        let digest = format!("sha256:{}", "ab".repeat(32));
+        let files = |n: usize| {
+            (0..n)
+                .map(|i| {
+                    SkillResource::new(
+                        uri::for_file("a-b", &format!("dir/sub \"{i}\"\n.txt")),
+                        digest.clone(),
+                        [0, 9, 10, 99, 1_048_577, u64::MAX][i % 6],
+                    )
+                })
+                .collect::<Vec<_>>()
+        };
+        let mut meta = serde_json::Map::new();
+        meta.insert("skill-mcp/dynamicNote".into(), "too \"big\"\n".into());
+        let entries = [
+            SkxSkill::new(
+                skill_uri("a-b"),
+                parsed.clone(),
+                SkillResources::Files(files(1)),
+            ),
+            SkxSkill::new(
+                skill_uri("a-b"),
+                parsed.clone(),
+                SkillResources::Files(files(7)),
+            ),
+            SkxSkill::new(
+                skill_uri("a-b"),
+                parsed.clone(),
+                SkillResources::Files(vec![]),
+            ),
+            SkxSkill::new(skill_uri("a-b"), parsed, SkillResources::Dynamic)
+                .with_meta(MetaObject(meta)),
+        ];
+        for e in entries {
+            let written = serde_json::to_string(&e).unwrap();
+            assert_eq!(entry_len(&e, front.len()), written.len(), "{written}");
+        }
+    }
 }
