@@ -154,17 +154,55 @@ impl Config {
             ANSWER_BUDGET_CHARS, ANSWER_BUDGET_VAR, MAX_ANSWER_BUDGET_CHARS,
             MIN_ANSWER_BUDGET_CHARS,
         };
-        let Some(raw) = self.var(ANSWER_BUDGET_VAR).filter(|v| !v.is_empty()) else {
-            return (ANSWER_BUDGET_CHARS, None);
+        self.whole_number(
+            ANSWER_BUDGET_VAR,
+            ANSWER_BUDGET_CHARS,
+            MIN_ANSWER_BUDGET_CHARS..=MAX_ANSWER_BUDGET_CHARS,
+            "LIST-005",
+        )
+    }
+
+    /// How many characters the `initialize` instructions may spend listing
+    /// the catalog (spec LIST-014): [`INSTRUCTIONS_INDEX_CHARS`], or the
+    /// whole number in `SKILL_MCP_INSTRUCTIONS_CHARS`, refused as
+    /// [`Config::answer_budget`] refuses.
+    ///
+    /// [`INSTRUCTIONS_INDEX_CHARS`]: crate::limits::INSTRUCTIONS_INDEX_CHARS
+    pub fn instructions_budget(&self) -> (usize, Option<String>) {
+        use crate::limits::{
+            INSTRUCTIONS_INDEX_CHARS, INSTRUCTIONS_INDEX_VAR, MAX_INSTRUCTIONS_INDEX_CHARS,
+        };
+        self.whole_number(
+            INSTRUCTIONS_INDEX_VAR,
+            INSTRUCTIONS_INDEX_CHARS,
+            0..=MAX_INSTRUCTIONS_INDEX_CHARS,
+            "LIST-014",
+        )
+    }
+
+    /// A whole-number setting: `default` when `var` is unset or empty,
+    /// its value when it is a whole number in `range`, else the default
+    /// and why the value was refused (naming `rule`).
+    fn whole_number(
+        &self,
+        var: &str,
+        default: usize,
+        range: std::ops::RangeInclusive<usize>,
+        rule: &str,
+    ) -> (usize, Option<String>) {
+        let Some(raw) = self.var(var).filter(|v| !v.is_empty()) else {
+            return (default, None);
         };
         let text = raw.to_string_lossy();
         match text.trim().parse::<usize>() {
-            Ok(n) if (MIN_ANSWER_BUDGET_CHARS..=MAX_ANSWER_BUDGET_CHARS).contains(&n) => (n, None),
+            Ok(n) if range.contains(&n) => (n, None),
             _ => (
-                ANSWER_BUDGET_CHARS,
+                default,
                 Some(format!(
-                    "{ANSWER_BUDGET_VAR} is {:?}, not a whole number from {MIN_ANSWER_BUDGET_CHARS} to {MAX_ANSWER_BUDGET_CHARS}; the default budget of {ANSWER_BUDGET_CHARS} characters holds (LIST-005)",
-                    text.chars().take(40).collect::<String>()
+                    "{var} is {:?}, not a whole number from {} to {}; the default of {default} characters holds ({rule})",
+                    text.chars().take(40).collect::<String>(),
+                    range.start(),
+                    range.end()
                 )),
             ),
         }

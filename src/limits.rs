@@ -82,6 +82,20 @@ pub const SEARCH_BODY_BYTES: usize = 4 * 1024;
 /// a larger catalog is only counted, and the model told to search.
 pub const INSTRUCTIONS_INDEX_CHARS: usize = 8_000;
 
+/// Overrides [`INSTRUCTIONS_INDEX_CHARS`]: a whole number from 0 (list no
+/// skill, only count them) to [`MAX_INSTRUCTIONS_INDEX_CHARS`].
+pub const INSTRUCTIONS_INDEX_VAR: &str = "SKILL_MCP_INSTRUCTIONS_CHARS";
+
+/// The most an owner may let the instructions spend on the catalog: past
+/// this a listing costs a model's context more than a query would.
+pub const MAX_INSTRUCTIONS_INDEX_CHARS: usize = 200_000;
+
+/// The most themes the instructions name for a catalog too large to list
+/// (LIST-014), and how many skills a word of their names must be shared by
+/// to be one.
+pub const MAX_THEMES: usize = 12;
+pub const MIN_THEME_SKILLS: usize = 3;
+
 /// Skills on a page of a `query` answer unless `limit` says otherwise
 /// (LIST-011): a model reads the first few; more only cost its context.
 pub const QUERY_PAGE_SKILLS: u32 = 10;

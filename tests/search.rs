@@ -217,7 +217,12 @@ fn a_reload_searches_the_new_catalog() {
 
 /// The `initialize` instructions (LIST-014).
 fn instructions(root: &Path) -> String {
-    let mut s = start(root, &[]);
+    instructions_with(root, &[])
+}
+
+/// The `initialize` instructions of a server started with `env`.
+fn instructions_with(root: &Path, env: &[(&str, &str)]) -> String {
+    let mut s = start(root, env);
     let init = s.request(
         "initialize",
         json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}),
@@ -263,4 +268,120 @@ fn the_handshake_lists_a_catalog_that_fits_and_counts_one_that_does_not() {
     assert!(!text.contains("\n- "), "{text}");
     assert!(text.contains("skill_list with a query"), "{text}");
     assert!(text.len() < 1_000, "{text}");
+}
+
+/// 120 skills whose names share words unevenly, too many to list in
+/// 8,000 characters.
+fn themed_catalog() -> tempfile::TempDir {
+    let big = tempfile::tempdir().unwrap();
+    for i in 0..120 {
+        let name = match i % 4 {
+            0 => format!("azure-storage-{i}"),
+            1 => format!("azure-functions-{i}"),
+            2 => format!("python-testing-{i}"),
+            _ => format!("a-{i}"),
+        };
+        write(
+            big.path(),
+            &name,
+            "Handles one kind of request that this large team catalog serves well, at some length. More.",
+            "",
+        );
+    }
+    big
+}
+
+#[test]
+fn over_the_budget_the_handshake_names_the_words_names_share() {
+    let big = themed_catalog();
+    let text = instructions(big.path());
+    assert!(text.starts_with("Serves 120 Agent Skills."), "{text}");
+    assert!(!text.contains("\n- "), "{text}");
+    // Commonest first, ties in word order; a single letter, a number and
+    // a word of fewer than three names are not themes.
+    assert!(
+        text.contains(
+            "Words most of its skill names share: azure (60), functions (30), python (30), storage (30), testing (30)."
+        ),
+        "{text}"
+    );
+    assert!(text.contains("Call skill_list with a query"), "{text}");
+}
+
+#[test]
+fn the_owner_sets_what_the_handshake_may_spend_on_the_catalog() {
+    // 0: a catalog that fits 8,000 is only counted, and no theme is named.
+    let small = catalog();
+    let text = instructions_with(small.path(), &[("SKILL_MCP_INSTRUCTIONS_CHARS", "0")]);
+    assert!(text.starts_with("Serves 5 Agent Skills."), "{text}");
+    assert!(!text.contains("\n- "), "{text}");
+    assert!(!text.contains("share"), "{text}");
+    assert!(text.contains("skill_list with a query"), "{text}");
+
+    // More than 8,000: the 120 skills are listed, a line each.
+    let big = themed_catalog();
+    let text = instructions_with(big.path(), &[("SKILL_MCP_INSTRUCTIONS_CHARS", "20000")]);
+    assert_eq!(text.matches("\n- ").count(), 120, "{text}");
+    assert!(
+        text.contains("\n- azure-storage-0: Handles one kind"),
+        "{text}"
+    );
+
+    // A value that is not a whole number in range: the default holds and
+    // skill_list reports the setting, naming it and the rule.
+    for bad in ["lots", "-1", "200001"] {
+        let env = [("SKILL_MCP_INSTRUCTIONS_CHARS", bad)];
+        let text = instructions_with(small.path(), &env);
+        assert_eq!(text.matches("\n- ").count(), 5, "{bad}: {text}");
+        let mut s = start(small.path(), &env);
+        let problems = s.tool("skill_list", json!({}))["problems"].clone();
+        let p = problems
+            .as_array()
+            .and_then(|ps| {
+                ps.iter()
+                    .find(|p| p["path"] == "SKILL_MCP_INSTRUCTIONS_CHARS")
+            })
+            .unwrap_or_else(|| panic!("{bad}: no problem for the setting in {problems}"));
+        assert_eq!(p["reason"], "setting", "{p}");
+        let message = p["detail"].as_str().unwrap_or_default();
+        assert!(
+            message.contains("not a whole number from 0 to 200000"),
+            "{message}"
+        );
+        assert!(message.contains("LIST-014"), "{message}");
+        s.finish();
+    }
+}
+
+#[test]
+fn the_tools_a_host_may_defer_carry_a_search_hint_and_the_first_two_load_always() {
+    let root = catalog();
+    let mut s = start(root.path(), &[]);
+    let tools = s.request("tools/list", json!({}))["result"]["tools"].clone();
+    let meta = |name: &str| {
+        tools
+            .as_array()
+            .and_then(|ts| ts.iter().find(|t| t["name"] == name))
+            .map(|t| t["_meta"].clone())
+            .unwrap_or_else(|| panic!("no tool {name} in {tools}"))
+    };
+    for name in ["skill_list", "skill_load"] {
+        assert_eq!(meta(name), json!({"anthropic/alwaysLoad": true}), "{name}");
+    }
+    for (name, word) in [("skill_file", "files"), ("skill_run", "script")] {
+        let hint = meta(name)["anthropic/searchHint"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        assert!(
+            hint.contains(word) && hint.contains("skill"),
+            "{name}: {hint:?}"
+        );
+        assert!(
+            hint.len() <= 64,
+            "a hint is a phrase, not a description: {hint:?}"
+        );
+        assert!(meta(name).get("anthropic/alwaysLoad").is_none(), "{name}");
+    }
+    s.finish();
 }

@@ -29,7 +29,7 @@ use crate::reload::Live;
 use crate::run::{RunLock, Watch};
 use crate::shapes::*;
 use crate::skills_ext::Reach;
-use crate::snapshot::{Serialized, Snapshot};
+use crate::snapshot::{CatalogIndex, Serialized, Snapshot};
 
 /// The rmcp server: the tool router over the live snapshot.
 #[derive(Clone)]
@@ -153,6 +153,7 @@ impl SkillServer {
     /// so) and 4 MiB per call.
     #[tool(
         name = "skill_file",
+        meta = search_hint(SKILL_FILE_HINT),
         annotations(
             title = "Read skill files",
             read_only_hint = true,
@@ -179,6 +180,7 @@ impl SkillServer {
     /// non-zero exit is a normal result). One run at a time; each is bounded by its timeout.
     #[tool(
         name = "skill_run",
+        meta = search_hint(SKILL_RUN_HINT),
         annotations(
             title = "Run a declared skill script",
             read_only_hint = false,
@@ -370,18 +372,48 @@ impl SkillServer {
              skill_file to read the files they refer to, and follow them.",
             if n == 1 { "" } else { "s" }
         );
-        if let Some(index) = served.catalog_index() {
+        let search = " call skill_list with a query (words from what you need) to find the right skill, \
+                      or page through it with the cursor it gives.";
+        match served.catalog_index() {
             // LIST-014: the whole catalog, when it fits its budget.
-            s.push_str(" The skills:");
-            s.push_str(&index);
-        } else if n > 0 {
-            s.push_str(
-                " The catalog is too large to list here: call skill_list with a query (words from what you \
-                 need) to find the right skill, or page through it with the cursor it gives.",
-            );
+            CatalogIndex::Listed(index) => {
+                s.push_str(" The skills:");
+                s.push_str(&index);
+            }
+            CatalogIndex::Themes(themes) => {
+                let named: Vec<String> = themes.iter().map(|(w, n)| format!("{w} ({n})")).collect();
+                s.push_str(
+                    " The catalog is too large to list here. Words most of its skill names share: ",
+                );
+                s.push_str(&named.join(", "));
+                s.push('.');
+                s.push_str(&search.replacen(" call", " Call", 1));
+            }
+            CatalogIndex::Counted if n > 0 => {
+                s.push_str(" The catalog is too large to list here:");
+                s.push_str(search);
+            }
+            CatalogIndex::Counted => {}
         }
         s
     }
+}
+
+/// The search hints of the two tools a host may defer (LIST-015): what a
+/// model would search for when a skill's instructions send it there.
+pub const SKILL_FILE_HINT: &str = "read a skill's bundled files: scripts, references, templates";
+pub const SKILL_RUN_HINT: &str = "run a script a skill declares";
+
+/// `_meta` of a tool a host may defer (LIST-015): Claude Code's tool
+/// search matches `anthropic/searchHint` besides the tool's name and
+/// description, so a model looking for "read a skill's script" finds it.
+fn search_hint(hint: &str) -> rmcp::model::MetaObject {
+    let mut meta = serde_json::Map::new();
+    meta.insert(
+        "anthropic/searchHint".into(),
+        serde_json::Value::String(hint.into()),
+    );
+    rmcp::model::MetaObject(meta)
 }
 
 /// `_meta` of the tools a model needs first (LIST-015): Claude Code

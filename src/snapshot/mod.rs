@@ -12,7 +12,7 @@
 mod pages;
 mod tools;
 
-pub use pages::Serialized;
+pub use pages::{CatalogIndex, Serialized};
 
 use std::sync::OnceLock;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -22,7 +22,7 @@ use crate::config::Config;
 use crate::echo::excerpt;
 use crate::grant::{self, Grant, Scripts};
 use crate::interpreters::Interpreters;
-use crate::limits::{ANSWER_BUDGET_VAR, MAX_SKILL_NAME_BYTES};
+use crate::limits::{ANSWER_BUDGET_VAR, INSTRUCTIONS_INDEX_VAR, MAX_SKILL_NAME_BYTES};
 use crate::problem::{Problem, Reason};
 use crate::skills_ext::SkillsView;
 
@@ -46,6 +46,9 @@ pub struct Snapshot {
     file_offsets: Vec<usize>,
     /// The most characters of JSON one answer may hold (LIST-005).
     pub budget: usize,
+    /// The most characters the `initialize` instructions spend on the
+    /// catalog (LIST-014).
+    pub instructions_budget: usize,
     /// `skill_list`'s entries and their sizes, computed on first use.
     entries: OnceLock<pages::Entries>,
     /// `skill_list` with no arguments, serialized on first use.
@@ -75,6 +78,10 @@ impl Snapshot {
         if let Some(why) = refused {
             problems.push(Problem::new(ANSWER_BUDGET_VAR, Reason::Setting, why));
         }
+        let (instructions_budget, refused) = config.instructions_budget();
+        if let Some(why) = refused {
+            problems.push(Problem::new(INSTRUCTIONS_INDEX_VAR, Reason::Setting, why));
+        }
         let mut file_offsets = Vec::with_capacity(catalog.skills.len());
         let mut total = 0;
         for s in &catalog.skills {
@@ -92,6 +99,7 @@ impl Snapshot {
             scanned_at,
             file_offsets,
             budget,
+            instructions_budget,
             entries: OnceLock::new(),
             first_list: OnceLock::new(),
             index: OnceLock::new(),

@@ -11,8 +11,8 @@ use std::hash::{Hash, Hasher};
 
 use super::Snapshot;
 use crate::echo::excerpt;
-use crate::limits::{INSTRUCTIONS_INDEX_CHARS, MAX_QUERY_BYTES, QUERY_PAGE_SKILLS};
-use crate::search::Index;
+use crate::limits::{MAX_QUERY_BYTES, MAX_THEMES, MIN_THEME_SKILLS, QUERY_PAGE_SKILLS};
+use crate::search::{Index, is_stop_word};
 use crate::shapes::{FileSummary, ListArgs, SkillList};
 
 /// Bytes a page may spend on what is not an entry: the top-level fields,
@@ -119,11 +119,12 @@ impl Snapshot {
             .get_or_init(|| Index::build(&self.catalog.skills))
     }
 
-    /// The catalog as the `initialize` instructions list it (LIST-014):
-    /// one line per skill, `- name: first sentence of its description`,
-    /// or `None` when those lines would pass
-    /// [`INSTRUCTIONS_INDEX_CHARS`] (or there is no skill).
-    pub fn catalog_index(&self) -> Option<String> {
+    /// The catalog as the `initialize` instructions show it (LIST-014):
+    /// every skill as `- name: first sentence of its description` when
+    /// those lines fit the instructions budget, else the words most of
+    /// its names share (when they fit), else nothing.
+    pub fn catalog_index(&self) -> CatalogIndex {
+        let budget = self.instructions_budget;
         let mut index = String::new();
         let mut chars = 0;
         for s in &self.catalog.skills {
@@ -132,12 +133,25 @@ impl Snapshot {
                 _ => format!("\n- {}", s.name),
             };
             chars += line.chars().count();
-            if chars > INSTRUCTIONS_INDEX_CHARS {
-                return None;
+            if chars > budget {
+                let themes = themes(&self.catalog.skills);
+                let cost: usize = themes
+                    .iter()
+                    .map(|(w, n)| w.len() + n.to_string().len() + 4)
+                    .sum();
+                return if themes.is_empty() || cost > budget {
+                    CatalogIndex::Counted
+                } else {
+                    CatalogIndex::Themes(themes)
+                };
             }
             index.push_str(&line);
         }
-        (!index.is_empty()).then_some(index)
+        if index.is_empty() {
+            CatalogIndex::Counted
+        } else {
+            CatalogIndex::Listed(index)
+        }
     }
 
     /// True when the whole, unpaged `skill_list` answer fits the budget.
@@ -463,6 +477,47 @@ fn first_sentence(d: &str) -> String {
         }
     }
     flat[..end].to_owned()
+}
+
+/// What the instructions say of the catalog (LIST-014).
+#[derive(Debug, PartialEq)]
+pub enum CatalogIndex {
+    /// Every skill, a line each.
+    Listed(String),
+    /// Too many to list: the words most names share, with how many names
+    /// share each, commonest first.
+    Themes(Vec<(String, usize)>),
+    /// Only the count (no skill, nothing shared, or no room).
+    Counted,
+}
+
+/// The themes of a catalog too large to list (LIST-014): the words of its
+/// skills' names (split at `-` and `_`, folded, stop words out) that at
+/// least [`MIN_THEME_SKILLS`] names share, at most [`MAX_THEMES`] of them,
+/// commonest first, ties in word order. Names, not descriptions: a name is
+/// a few words its author chose to say what the skill is, and counting
+/// them costs one pass over a few bytes a skill.
+fn themes(skills: &[crate::catalog::Skill]) -> Vec<(String, usize)> {
+    let mut count: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for s in skills {
+        let mut seen: Vec<String> = crate::search::words(&s.name)
+            .filter(|w| {
+                w.chars().count() > 1 && !w.chars().all(|c| c.is_ascii_digit()) && !is_stop_word(w)
+            })
+            .collect();
+        seen.sort_unstable();
+        seen.dedup();
+        for w in seen {
+            *count.entry(w).or_default() += 1;
+        }
+    }
+    let mut themes: Vec<(String, usize)> = count
+        .into_iter()
+        .filter(|&(_, n)| n >= MIN_THEME_SKILLS)
+        .collect();
+    themes.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    themes.truncate(MAX_THEMES);
+    themes
 }
 
 /// What a cursor is bound to: the query (as its words) and the limit.
