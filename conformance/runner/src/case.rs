@@ -236,6 +236,9 @@ pub enum StepKind {
     Raw {
         text: String,
         reply: bool,
+        /// Keep the reply's `id` in the record: the raw line chose it, not
+        /// the runner (for cases about ids themselves).
+        keep_id: bool,
     },
     Sleep {
         ms: u64,
@@ -856,7 +859,15 @@ fn parse_step(v: &Value) -> Result<Step, String> {
             check_fields(
                 obj,
                 kind,
-                &["raw", "reply", "timeout_ms", "redact", "expect", "core"],
+                &[
+                    "raw",
+                    "reply",
+                    "keep_id",
+                    "timeout_ms",
+                    "redact",
+                    "expect",
+                    "core",
+                ],
             )?;
             let text = str_field(obj, "raw")?.to_string();
             let reply = match obj.get("reply") {
@@ -864,13 +875,26 @@ fn parse_step(v: &Value) -> Result<Step, String> {
                 Some(Value::Bool(b)) => *b,
                 Some(other) => return Err(format!("`reply` must be true or false, got {other}")),
             };
-            if !reply && (obj.contains_key("timeout_ms") || obj.contains_key("redact")) {
+            let keep_id = match obj.get("keep_id") {
+                None => false,
+                Some(Value::Bool(b)) => *b,
+                Some(other) => return Err(format!("`keep_id` must be true or false, got {other}")),
+            };
+            if !reply
+                && (obj.contains_key("timeout_ms")
+                    || obj.contains_key("redact")
+                    || obj.contains_key("keep_id"))
+            {
                 return Err(
-                    "`timeout_ms` and `redact` only apply to a raw step with \"reply\": true"
+                    "`timeout_ms`, `redact` and `keep_id` only apply to a raw step with \"reply\": true"
                         .to_string(),
                 );
             }
-            StepKind::Raw { text, reply }
+            StepKind::Raw {
+                text,
+                reply,
+                keep_id,
+            }
         }
         "sleep_ms" => {
             check_fields(obj, kind, &["sleep_ms"])?;

@@ -467,7 +467,11 @@ fn drive(
                     .map_err(|m| at(m, None))?;
                 run.sent[i] = Some(sent);
             }
-            StepKind::Raw { text, reply } => {
+            StepKind::Raw {
+                text,
+                reply,
+                keep_id,
+            } => {
                 run.sent[i] = Some(text.clone());
                 server
                     .send_line(text)
@@ -479,7 +483,12 @@ fn drive(
                             Some(text.clone()),
                         )
                     })?;
-                    run.replies[i] = Some(read(r, None, step));
+                    let id = r.get("id").cloned();
+                    let mut n = read(r, None, step);
+                    if *keep_id && let (Some(id), Value::Object(m)) = (id, &mut n) {
+                        m.insert("id".into(), id);
+                    }
+                    run.replies[i] = Some(n);
                 }
             }
             StepKind::Concurrent { requests } => {
