@@ -35,5 +35,5 @@ pub mod server;
 pub mod shapes;
 pub mod skills_ext;
 pub mod snapshot;
-pub mod stdio;
+pub mod transport;
 pub mod uri;

@@ -64,7 +64,7 @@ pub const ANSWER_BUDGET_VAR: &str = "SKILL_MCP_ANSWER_BUDGET";
 /// A budget below this could not hold one ordinary skill entry.
 pub const MIN_ANSWER_BUDGET_CHARS: usize = 2_000;
 
-/// A budget above this is no budget: 16 MiB, a frame the line guard takes.
+/// A budget above this is no budget: 16 MiB, a frame the transport takes.
 pub const MAX_ANSWER_BUDGET_CHARS: usize = 16 * 1024 * 1024;
 
 /// The longest `skill_list` query (LIST-006): a few words, not a document;

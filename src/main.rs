@@ -12,7 +12,7 @@ use skill_mcp::check;
 use skill_mcp::config::{self, Config};
 use skill_mcp::server::SkillServer;
 use skill_mcp::snapshot::Snapshot;
-use skill_mcp::{reload, stdio};
+use skill_mcp::{reload, transport};
 
 /// Serves a directory of Agent Skills over MCP (stdio).
 ///
@@ -197,7 +197,9 @@ async fn serve(config: Config, watch: bool) -> ExitCode {
     let server = SkillServer::with_hangup(snapshot, hangup_rx);
     let live = server.live();
     // Every client line passes the guard before rmcp sees it (spec WIRE-*).
-    let transport = stdio::guard(tokio::io::stdin(), tokio::io::stdout(), hangup_tx);
+    let versions = rmcp::ServerHandler::supported_protocol_versions(&server).into_owned();
+    let transport =
+        transport::Lines::new(tokio::io::stdin(), tokio::io::stdout(), hangup_tx, versions);
     let service = match server.serve(transport).await {
         Ok(s) => s,
         Err(e) => {

@@ -1,4 +1,4 @@
-//! Client bytes fed to the whole server loop, in process: the stdio guard,
+//! Client bytes fed to the whole server loop, in process: the transport,
 //! rmcp's service and the handlers over a small fixed catalog. Per input a
 //! fresh session gets `initialize`, `notifications/initialized`, then the
 //! fuzzed bytes as they are (split into lines by the guard), then EOF.
@@ -20,7 +20,7 @@ use serde_json::Value;
 use skill_mcp::config::Config;
 use skill_mcp::server::SkillServer;
 use skill_mcp::snapshot::Snapshot;
-use skill_mcp::stdio;
+use skill_mcp::transport;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 const INIT: &str = concat!(
@@ -74,7 +74,8 @@ async fn session(input: Vec<u8>) -> Vec<u8> {
     let (server_out, mut client_out) = tokio::io::duplex(1 << 20);
     let (hangup_tx, hangup_rx) = tokio::sync::watch::channel(false);
     let server = SkillServer::with_hangup(served(), hangup_rx);
-    let transport = stdio::guard(server_in, server_out, hangup_tx);
+    let versions = rmcp::ServerHandler::supported_protocol_versions(&server).into_owned();
+    let transport = transport::Lines::new(server_in, server_out, hangup_tx, versions);
     let serving = tokio::spawn(async move {
         if let Ok(service) = server.serve(transport).await {
             let _ = service.waiting().await;

@@ -1,0 +1,521 @@
+//! One client message, read once (spec WIRE-001, WIRE-002, WIRE-006,
+//! HARD-005): what it is, or the JSON-RPC error it gets instead. No I/O and
+//! no state, so any byte stream (stdio now, HTTP later) applies the same
+//! rules to each message it frames.
+
+use rmcp::model::{ClientJsonRpcMessage, ClientRequest, ConstString};
+use serde::Deserialize;
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use crate::echo::{EXCERPT_BYTES, excerpt};
+use crate::limits::MAX_SKILL_NAME_BYTES;
+use crate::uri;
+
+/// Longest id a request may carry, as its JSON text. Every answer carries
+/// its request's id whole (JSON-RPC), so an id is taken only when it is no
+/// longer than an excerpt (HARD-005); real clients send numbers or UUIDs.
+pub const MAX_ID_BYTES: usize = EXCERPT_BYTES;
+
+/// Longest method handed to rmcp, whose "method not found" quotes the
+/// method whole. Every MCP method is a few dozen bytes.
+pub const MAX_METHOD_BYTES: usize = EXCERPT_BYTES;
+
+/// Longest `skills/get` URI handed to rmcp: the SKILL.md URI of a skill
+/// with the longest name this server can serve. rmcp refuses a URI that
+/// does not end in `/SKILL.md` before the handler sees it, quoting it whole.
+pub const MAX_SKILL_URI_BYTES: usize = uri::PREFIX.len() + MAX_SKILL_NAME_BYTES + "/SKILL.md".len();
+
+/// A request id as the client wrote it, and as JSON-RPC compares it.
+#[derive(Debug, Clone)]
+pub struct ClientId {
+    /// The id's JSON text, echoed exactly in the answer.
+    pub raw: Box<RawValue>,
+    /// What two ids are compared by (WIRE-006).
+    pub key: IdKey,
+}
+
+/// What makes two ids the same id (WIRE-006): a string by its characters
+/// (however escaped), a number by its value — `1`, `1.0` and `1e0` are one
+/// id, as they are to a JavaScript client; numbers past 2^53 compare as the
+/// doubles such a client holds.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum IdKey {
+    Text(String),
+    Whole(i128),
+    /// A number with a fraction, by its bits (never NaN: JSON has none).
+    Fraction(u64),
+}
+
+impl IdKey {
+    /// The key of an id already decoded; `None` when it is not a string or
+    /// a number.
+    pub fn of(v: &Value) -> Option<IdKey> {
+        match v {
+            Value::String(s) => Some(IdKey::Text(s.clone())),
+            Value::Number(n) => {
+                if let Some(i) = n.as_i64() {
+                    Some(IdKey::Whole(i.into()))
+                } else if let Some(u) = n.as_u64() {
+                    Some(IdKey::Whole(u.into()))
+                } else {
+                    let f = n.as_f64()?;
+                    if f.fract() == 0.0 && f.abs() < 1e38 {
+                        Some(IdKey::Whole(f as i128))
+                    } else {
+                        Some(IdKey::Fraction(f.to_bits()))
+                    }
+                }
+            }
+            _ => None,
+        }
+    }
+}
+
+/// A JSON-RPC error the transport answers itself; `id` is `None` when the
+/// request's id could not be read (written as `null`).
+#[derive(Debug)]
+pub struct Refusal {
+    pub id: Option<Box<RawValue>>,
+    pub code: i32,
+    pub message: String,
+}
+
+/// What one client message is.
+#[derive(Debug)]
+pub enum Incoming {
+    /// A request for rmcp; its id is still the client's (the caller gives
+    /// rmcp its own, WIRE-006).
+    Request {
+        id: ClientId,
+        message: Box<ClientJsonRpcMessage>,
+    },
+    /// A notification; `cancels` is the id a `notifications/cancelled` names.
+    Notification {
+        message: Box<ClientJsonRpcMessage>,
+        cancels: Option<IdKey>,
+    },
+    /// The client's answer to a request of the server's.
+    Response(Box<ClientJsonRpcMessage>),
+    /// Answered here with this error; nothing goes to rmcp.
+    Refuse(Refusal),
+    /// Neither answered nor passed on (logged): a message that is never
+    /// answered, and that rmcp could not take.
+    Drop(String),
+}
+
+fn refuse(id: Option<Box<RawValue>>, code: i32, message: impl Into<String>) -> Incoming {
+    Incoming::Refuse(Refusal {
+        id,
+        code,
+        message: message.into(),
+    })
+}
+
+/// Reads one message (a line without its newline). The text is parsed
+/// once; only a message that is not JSON, or whose id is a number with a
+/// fraction or past 2^64, is looked at again, for the id alone.
+pub fn read(text: &[u8]) -> Incoming {
+    let v: Value = match serde_json::from_slice(text) {
+        Ok(v) => v,
+        Err(e) => return not_json(text, &e),
+    };
+    let Value::Object(mut obj) = v else {
+        let message = if v.is_array() {
+            "Invalid Request: batches are not part of MCP; send one message per line"
+        } else {
+            "Invalid Request: a JSON-RPC message is a JSON object"
+        };
+        return refuse(None, -32600, message);
+    };
+    let id = match obj.get("id") {
+        None => None,
+        Some(v) => match client_id(v, text) {
+            Ok(id) => Some(id),
+            Err(why) => return refuse(None, -32600, why),
+        },
+    };
+    let raw = |id: &Option<ClientId>| id.as_ref().map(|i| i.raw.clone());
+    if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return refuse(
+            raw(&id),
+            -32600,
+            "Invalid Request: expected {\"jsonrpc\": \"2.0\", \"method\": …} with a string or number id",
+        );
+    }
+    if obj.get("params").is_some_and(|p| !p.is_object()) {
+        return refuse(
+            raw(&id),
+            -32602,
+            "Invalid params: \"params\" must be an object",
+        );
+    }
+    let method = obj.get("method").and_then(Value::as_str).map(str::to_owned);
+    let is_response = obj.contains_key("result") || obj.contains_key("error");
+    match (method, id) {
+        (Some(m), Some(id)) => {
+            if m.len() > MAX_METHOD_BYTES {
+                return refuse(
+                    Some(id.raw),
+                    -32601,
+                    format!(
+                        "Method not found: {} (no method this server answers is longer than {MAX_METHOD_BYTES} bytes)",
+                        excerpt(&m)
+                    ),
+                );
+            }
+            if m == "skills/get"
+                && let Some(u) = obj
+                    .get("params")
+                    .and_then(|p| p.get("uri"))
+                    .and_then(Value::as_str)
+                && u.len() > MAX_SKILL_URI_BYTES
+            {
+                return refuse(
+                    Some(id.raw),
+                    -32602,
+                    format!(
+                        "no skill at {}: the URI is {} bytes long, and no SKILL.md URI this server serves is longer than \
+                         {MAX_SKILL_URI_BYTES}; skills/get takes the SKILL.md URI skills/list gives",
+                        excerpt(u),
+                        u.len()
+                    ),
+                );
+            }
+            // rmcp's own id type holds an i64 or a string; the caller
+            // replaces this one with its own before rmcp sees it.
+            obj.insert("id".into(), Value::from(0));
+            let message =
+                match serde_json::from_value::<ClientJsonRpcMessage>(Value::Object(obj.clone())) {
+                    Ok(m) => m,
+                    Err(e) => {
+                        return refuse(
+                            Some(id.raw),
+                            -32600,
+                            format!("Invalid Request: {}", excerpt(&e.to_string())),
+                        );
+                    }
+                };
+            if let ClientJsonRpcMessage::Request(r) = &message
+                && let ClientRequest::CustomRequest(custom) = &r.request
+                && let Some(why) = why_not_typed(&custom.method, Value::Object(obj))
+            {
+                // A method rmcp types whose params did not decode as it:
+                // rmcp would call it unknown (WIRE-002).
+                return refuse(
+                    Some(id.raw),
+                    -32602,
+                    format!(
+                        "Invalid params: the parameters of {m} do not match its schema ({})",
+                        excerpt(&why)
+                    ),
+                );
+            }
+            Incoming::Request {
+                id,
+                message: Box::new(message),
+            }
+        }
+        (Some(m), None) => {
+            let cancels = (m == "notifications/cancelled")
+                .then(|| {
+                    obj.get("params")
+                        .and_then(|p| p.get("requestId"))
+                        .and_then(IdKey::of)
+                })
+                .flatten();
+            match serde_json::from_value::<ClientJsonRpcMessage>(Value::Object(obj)) {
+                Ok(message) => Incoming::Notification {
+                    message: Box::new(message),
+                    cancels,
+                },
+                // A notification is never answered, not even to refuse it.
+                Err(e) => Incoming::Drop(format!(
+                    "a notification rmcp cannot take: {}",
+                    excerpt(&e.to_string())
+                )),
+            }
+        }
+        (None, _) if is_response => {
+            match serde_json::from_value::<ClientJsonRpcMessage>(Value::Object(obj)) {
+                Ok(message) => Incoming::Response(Box::new(message)),
+                // Nor is a response answered.
+                Err(e) => Incoming::Drop(format!(
+                    "a response rmcp cannot take: {}",
+                    excerpt(&e.to_string())
+                )),
+            }
+        }
+        (None, id) => refuse(
+            raw(&id),
+            -32600,
+            "Invalid Request: no \"method\" (and not a response)",
+        ),
+    }
+}
+
+/// A request id the transport can carry, or why not.
+fn client_id(v: &Value, text: &[u8]) -> Result<ClientId, String> {
+    let key = IdKey::of(v).ok_or_else(|| {
+        "Invalid Request: expected {\"jsonrpc\": \"2.0\", \"method\": …} with a string or number id".to_owned()
+    })?;
+    // A whole number or a string is written back as it decoded; a number
+    // with a fraction or past 2^64 is written back as the client spelled it.
+    let raw = match v {
+        Value::Number(n) if n.is_f64() => {
+            head_id(text).ok_or_else(|| "Invalid Request: the id could not be read".to_owned())?
+        }
+        _ => RawValue::from_string(v.to_string()).map_err(|e| e.to_string())?,
+    };
+    // A string by its characters' bytes, a number by its digits.
+    let len = match v {
+        Value::String(t) => t.len(),
+        _ => raw.get().len(),
+    };
+    if len > MAX_ID_BYTES {
+        return Err(format!(
+            "Invalid Request: an id of {len} bytes is over the {MAX_ID_BYTES}-byte limit (an answer carries its \
+             request's id whole); use a number or a shorter string"
+        ));
+    }
+    Ok(ClientId { raw, key })
+}
+
+/// The id of a message as its text spells it, read without decoding the
+/// rest of the message.
+fn head_id(text: &[u8]) -> Option<Box<RawValue>> {
+    #[derive(Deserialize)]
+    struct Head<'a> {
+        #[serde(borrow)]
+        id: Option<&'a RawValue>,
+    }
+    let head: Head = serde_json::from_slice(text).ok()?;
+    head.id.map(RawValue::to_owned)
+}
+
+/// The refusal of a message that is not JSON (WIRE-001): -32700, with the
+/// request's id when the rest of the text still shows one that decodes on
+/// its own — a lone surrogate escape elsewhere in a request spoils the
+/// message, not its id.
+fn not_json(text: &[u8], e: &serde_json::Error) -> Incoming {
+    let id = head_id(text).filter(|raw| {
+        raw.get().len() <= MAX_ID_BYTES
+            && serde_json::from_str::<Value>(raw.get())
+                .ok()
+                .as_ref()
+                .and_then(IdKey::of)
+                .is_some()
+    });
+    let surrogate = e.to_string().contains("escape");
+    let message = if surrogate {
+        format!(
+            "Parse error: the message holds a \\u escape that is no character, such as a lone UTF-16 surrogate ({e}); \
+             send text as UTF-8 or as a surrogate pair"
+        )
+    } else {
+        format!("Parse error: the line is not JSON ({e})")
+    };
+    refuse(id, -32700, message)
+}
+
+/// Implemented by each request type rmcp decodes: its method.
+trait Method {
+    const METHOD: &'static str;
+}
+
+impl<M: ConstString, P> Method for rmcp::model::Request<M, P> {
+    const METHOD: &'static str = M::VALUE;
+}
+
+impl<M: ConstString, P> Method for rmcp::model::RequestOptionalParam<M, P> {
+    const METHOD: &'static str = M::VALUE;
+}
+
+impl<M: ConstString> Method for rmcp::model::RequestNoParam<M> {
+    const METHOD: &'static str = M::VALUE;
+}
+
+/// Why `message` does not decode as the request rmcp types for `method`,
+/// or `None` when rmcp types no request of that method (it is unknown).
+macro_rules! why_not_typed {
+    ($($t:ident),* $(,)?) => {
+        // Deprecated requests are still decoded by rmcp, so still checked.
+        #[allow(deprecated)]
+        fn why_not_typed(method: &str, message: Value) -> Option<String> {
+            $(
+                if method == <rmcp::model::$t as Method>::METHOD {
+                    return Some(match serde_json::from_value::<rmcp::model::$t>(message) {
+                        Err(e) => e.to_string(),
+                        Ok(_) => "it decodes alone, but not as a message".to_owned(),
+                    });
+                }
+            )*
+            None
+        }
+    };
+}
+
+// The requests of rmcp's `ClientRequest`, each by its own type.
+why_not_typed!(
+    PingRequest,
+    InitializeRequest,
+    DiscoverRequest,
+    CompleteRequest,
+    SetLevelRequest,
+    GetPromptRequest,
+    ListPromptsRequest,
+    ListResourcesRequest,
+    ListResourceTemplatesRequest,
+    ReadResourceRequest,
+    SubscribeRequest,
+    UnsubscribeRequest,
+    CallToolRequest,
+    ListToolsRequest,
+    GetTaskRequest,
+    UpdateTaskRequest,
+    CancelTaskRequest,
+    ListSkillsRequest,
+    GetSkillRequest,
+    ReadResourceDirectoryRequest,
+);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn code(line: &str) -> Option<i32> {
+        match read(line.as_bytes()) {
+            Incoming::Refuse(r) => Some(r.code),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn lines_are_classified() {
+        assert_eq!(code("{not json"), Some(-32700));
+        assert_eq!(code("[1,2]"), Some(-32600));
+        assert_eq!(code("42"), Some(-32600));
+        assert_eq!(code(r#"{"id":1,"method":"x"}"#), Some(-32600));
+        assert_eq!(
+            code(r#"{"jsonrpc":"2.0","id":{"a":1},"method":"x"}"#),
+            Some(-32600)
+        );
+        assert_eq!(
+            code(r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":"x"}"#),
+            Some(-32602)
+        );
+        assert_eq!(
+            code(r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":5}}"#),
+            Some(-32602)
+        );
+        assert_eq!(
+            code(r#"{"jsonrpc":"2.0","id":4,"method":"no/such","params":{}}"#),
+            None
+        );
+        assert!(matches!(
+            read(br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#),
+            Incoming::Request { .. }
+        ));
+        assert!(matches!(
+            read(br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1.0}}"#),
+            Incoming::Notification { cancels: Some(IdKey::Whole(1)), .. }
+        ));
+    }
+
+    #[test]
+    fn every_id_json_rpc_allows_is_kept_as_written() {
+        for (id, key) in [
+            ("1", IdKey::Whole(1)),
+            ("1.0", IdKey::Whole(1)),
+            ("1e0", IdKey::Whole(1)),
+            ("-7", IdKey::Whole(-7)),
+            ("18446744073709551615", IdKey::Whole(u64::MAX.into())),
+            ("1.5", IdKey::Fraction(1.5f64.to_bits())),
+            (r#""a\"b""#, IdKey::Text("a\"b".into())),
+            (r#""\u0041""#, IdKey::Text("A".into())),
+        ] {
+            let line = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#);
+            match read(line.as_bytes()) {
+                Incoming::Request { id: got, .. } => {
+                    assert_eq!(got.key, key, "{id}");
+                    if id.contains('.') || id.contains('e') || id.len() > 19 {
+                        assert_eq!(got.raw.get(), id, "a number is echoed as written");
+                    }
+                }
+                other => panic!("{id}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn what_a_reply_would_echo_whole_is_bounded_here() {
+        let big = "x".repeat(10 * 1024 * 1024);
+        let refused = |v: Value| match read(v.to_string().as_bytes()) {
+            Incoming::Refuse(r) => r,
+            other => panic!("passed on: {other:?}"),
+        };
+        let r = refused(serde_json::json!({"jsonrpc": "2.0", "id": big, "method": "ping"}));
+        assert_eq!((r.id.is_none(), r.code), (true, -32600));
+        assert!(
+            r.message.contains("10485760 bytes") && r.message.len() < 300,
+            "{}",
+            r.message
+        );
+        let r = refused(serde_json::json!({"jsonrpc": "2.0", "id": 3, "method": big}));
+        assert_eq!(r.code, -32601);
+        assert_eq!(r.id.map(|i| i.get().to_owned()).as_deref(), Some("3"));
+        assert!(
+            r.message.contains("(10485560 more bytes)") && r.message.len() < 400,
+            "{}",
+            r.message
+        );
+        let uri = format!("skill://{big}/SKILL.md");
+        let r = refused(
+            serde_json::json!({"jsonrpc": "2.0", "id": "a", "method": "skills/get", "params": {"uri": uri}}),
+        );
+        assert_eq!(r.code, -32602);
+        let digits = "9".repeat(300);
+        let r = match read(
+            format!(r#"{{"jsonrpc":"2.0","id":{digits},"method":"ping"}}"#).as_bytes(),
+        ) {
+            Incoming::Refuse(r) => r,
+            other => panic!("passed on: {other:?}"),
+        };
+        assert_eq!((r.id.is_none(), r.code), (true, -32600));
+        // At the bounds, everything passes on to rmcp as before.
+        let longest = format!("skill://{}/SKILL.md", "n".repeat(MAX_SKILL_NAME_BYTES));
+        assert_eq!(longest.len(), MAX_SKILL_URI_BYTES);
+        for v in [
+            serde_json::json!({"jsonrpc": "2.0", "id": "i".repeat(MAX_ID_BYTES), "method": "ping"}),
+            serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "m".repeat(MAX_METHOD_BYTES)}),
+            serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "skills/get", "params": {"uri": longest}}),
+            serde_json::json!({"jsonrpc": "2.0", "method": big}),
+        ] {
+            assert!(!matches!(
+                read(v.to_string().as_bytes()),
+                Incoming::Refuse(_)
+            ));
+        }
+    }
+
+    #[test]
+    fn a_lone_surrogate_keeps_the_id_it_spoils_the_message_of() {
+        let r = match read(
+            br#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"\ud800"}}"#,
+        ) {
+            Incoming::Refuse(r) => r,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(r.code, -32700);
+        assert_eq!(r.id.map(|i| i.get().to_owned()).as_deref(), Some("5"));
+        assert!(r.message.contains("surrogate"), "{}", r.message);
+        let r = match read(br#"{"jsonrpc":"2.0","id":"\ud800","method":"ping"}"#) {
+            Incoming::Refuse(r) => r,
+            other => panic!("{other:?}"),
+        };
+        assert!(
+            r.id.is_none(),
+            "an id that is itself no string is not echoed"
+        );
+    }
+}

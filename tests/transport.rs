@@ -1,0 +1,392 @@
+//! The one typed transport through the real binary (issue 28, spec
+//! WIRE-006..WIRE-008): every id JSON-RPC allows is answered under itself
+//! and wedges nothing; a repeated id in flight is refused and costs no
+//! memory; end of input loses and tears no answer; the lifecycle is one
+//! state machine.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+mod common;
+use common::proc_kib;
+
+const BIN: &str = env!("CARGO_BIN_EXE_skill-mcp");
+
+const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
+const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+
+/// A skill with a 300 KB file and a script that sleeps until killed.
+fn tree() -> tempfile::TempDir {
+    let root = tempfile::tempdir().unwrap();
+    let s = root.path().join("s");
+    std::fs::create_dir_all(&s).unwrap();
+    std::fs::write(
+        s.join("SKILL.md"),
+        "---\nname: s\ndescription: d\nmcp-host:\n  version: 1\n  run:\n    - script: sleep.js\n      interpreter: node\n      timeout: 60\n---\nbody\n",
+    )
+    .unwrap();
+    std::fs::write(s.join("sleep.js"), "setInterval(() => {}, 1000);").unwrap();
+    std::fs::write(s.join("big.txt"), "0123456789abcdef\n".repeat(300_000 / 17)).unwrap();
+    root
+}
+
+fn command(root: &std::path::Path) -> Command {
+    let mut c = Command::new(BIN);
+    c.env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("SKILLS_DIR", root)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    c
+}
+
+/// Writes `input` whole, closes stdin, and returns everything the server
+/// wrote and its exit code.
+fn pipe_through(root: &std::path::Path, input: &str) -> (Vec<u8>, Option<i32>, Duration) {
+    let mut child = command(root).spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let input = input.to_owned();
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(input.as_bytes());
+    });
+    let t = Instant::now();
+    let mut out = Vec::new();
+    child.stdout.take().unwrap().read_to_end(&mut out).unwrap();
+    let status = child.wait().unwrap();
+    let _ = writer.join();
+    (out, status.code(), t.elapsed())
+}
+
+/// Every line of `out`, each of which must be whole JSON ending in a
+/// newline.
+fn whole_lines(out: &[u8]) -> Vec<Value> {
+    assert!(
+        out.is_empty() || out.ends_with(b"\n"),
+        "the output ends mid-line: {} bytes",
+        out.len()
+    );
+    out.split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(|l| {
+            serde_json::from_slice(l)
+                .unwrap_or_else(|e| panic!("a torn line ({e}): {} bytes", l.len()))
+        })
+        .collect()
+}
+
+#[test]
+fn end_of_input_loses_and_tears_no_answer() {
+    let root = tree();
+    let list = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"skill_list","arguments":{}}}"#;
+    let mut slowest = Duration::ZERO;
+    for run in 0..100 {
+        let (out, code, took) =
+            pipe_through(root.path(), &format!("{INIT}\n{INITIALIZED}\n{list}\n"));
+        slowest = slowest.max(took);
+        let lines = whole_lines(&out);
+        let ids: Vec<Value> = lines.iter().map(|v| v["id"].clone()).collect();
+        assert_eq!(ids, [json!(1), json!(2)], "run {run}");
+        assert_eq!(
+            lines[1]["result"]["structuredContent"]["skills"][0]["name"],
+            "s"
+        );
+        assert_eq!(code, Some(0), "run {run}");
+    }
+    // Pipelined: a list, then a 300 KB file, twice over, then the input ends.
+    for run in 0..20 {
+        let mut input = format!("{INIT}\n{INITIALIZED}\n");
+        for i in 0..4 {
+            input.push_str(&format!(
+                "{{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":\"tools/call\",\"params\":{{\"name\":\"skill_list\",\"arguments\":{{}}}}}}\n",
+                10 + 2 * i
+            ));
+            input.push_str(&format!(
+                "{{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":\"tools/call\",\"params\":{{\"name\":\"skill_file\",\"arguments\":{{\"name\":\"s\",\"path\":\"big.txt\"}}}}}}\n",
+                11 + 2 * i
+            ));
+        }
+        let (out, code, took) = pipe_through(root.path(), &input);
+        slowest = slowest.max(took);
+        let lines = whole_lines(&out);
+        let mut ids: Vec<i64> = lines.iter().filter_map(|v| v["id"].as_i64()).collect();
+        ids.sort_unstable();
+        assert_eq!(ids, [1, 10, 11, 12, 13, 14, 15, 16, 17], "run {run}");
+        for v in &lines {
+            if v["id"].as_i64().is_some_and(|i| i % 2 == 1 && i > 10) {
+                let text = v["result"]["structuredContent"]["files"][0]["content"]
+                    .as_str()
+                    .unwrap_or_default();
+                assert_eq!(text.len(), 300_000 / 17 * 17, "run {run}: the file whole");
+            }
+        }
+        assert_eq!(code, Some(0));
+    }
+    eprintln!(
+        "120 sessions whose input ended at once: every answer whole; the slowest exit {slowest:?}"
+    );
+}
+
+/// A session read line by line, its raw lines kept.
+struct Raw {
+    child: std::process::Child,
+    stdin: Option<std::process::ChildStdin>,
+    lines: mpsc::Receiver<String>,
+}
+
+impl Raw {
+    fn start(root: &std::path::Path) -> Raw {
+        let mut child = command(root).spawn().unwrap();
+        let out = child.stdout.take().unwrap();
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for l in BufReader::new(out).lines().map_while(Result::ok) {
+                if tx.send(l).is_err() {
+                    break;
+                }
+            }
+        });
+        let stdin = child.stdin.take();
+        Raw {
+            child,
+            stdin,
+            lines,
+        }
+    }
+
+    fn send(&mut self, line: &str) {
+        let s = self.stdin.as_mut().unwrap();
+        s.write_all(line.as_bytes()).unwrap();
+        s.write_all(b"\n").unwrap();
+        s.flush().unwrap();
+    }
+
+    fn next(&self) -> String {
+        self.lines
+            .recv_timeout(Duration::from_secs(20))
+            .expect("a reply within 20 s")
+    }
+
+    /// The next line that is not a notification.
+    fn answer(&self) -> String {
+        loop {
+            let l = self.next();
+            if !l.contains(r#""method":"notifications/"#) {
+                return l;
+            }
+        }
+    }
+}
+
+impl Drop for Raw {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn every_id_json_rpc_allows_is_answered_under_itself_and_wedges_nothing() {
+    let root = tree();
+    let mut s = Raw::start(root.path());
+    s.send(INIT);
+    assert!(s.answer().contains(r#""id":1,"#));
+    s.send(INITIALIZED);
+    // More of each than there are slots (64): a slot taken under one
+    // spelling and never freed would stop the server reading.
+    for id in [
+        "1.0",
+        "1.5",
+        "-2",
+        "9223372036854775808",
+        "18446744073709551616",
+        "1e3",
+        r#""a\"b""#,
+        r#""\u00e9\\n""#,
+        r#""""#,
+    ] {
+        for _ in 0..70 {
+            s.send(&format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#));
+            let line = s.answer();
+            let v: Value = serde_json::from_str(&line).unwrap();
+            assert_eq!(v["result"], json!({}), "{id}: {line}");
+            let expected: Value = serde_json::from_str(id).unwrap();
+            assert_eq!(v["id"], expected, "{id}: {line}");
+            if !id.starts_with('"') {
+                assert!(
+                    line.contains(&format!(r#""id":{id},"#)),
+                    "a number is echoed as written: {line}"
+                );
+            }
+        }
+    }
+    // null and other types are refused, under id null, and take no slot.
+    for id in ["null", "[1]", r#"{"a":1}"#, "true"] {
+        s.send(&format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#));
+        let v: Value = serde_json::from_str(&s.answer()).unwrap();
+        assert_eq!(
+            (v["id"].clone(), v["error"]["code"].clone()),
+            (Value::Null, json!(-32600)),
+            "{id}"
+        );
+    }
+    s.send(r#"{"jsonrpc":"2.0","id":"last","method":"tools/call","params":{"name":"skill_list","arguments":{}}}"#);
+    let v: Value = serde_json::from_str(&s.answer()).unwrap();
+    assert_eq!(
+        v["result"]["structuredContent"]["skills"][0]["name"], "s",
+        "{v}"
+    );
+}
+
+#[test]
+fn a_repeated_id_in_flight_is_refused_and_a_cancel_frees_it() {
+    let root = tree();
+    let mut s = Raw::start(root.path());
+    s.send(INIT);
+    s.answer();
+    s.send(INITIALIZED);
+    s.send(r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"skill_run","arguments":{"name":"s","script":"sleep.js","confirm":true}}}"#);
+    std::thread::sleep(Duration::from_millis(300));
+    // 7 and 7.0 are one id to JSON-RPC.
+    for same in ["7", "7.0"] {
+        s.send(&format!(
+            r#"{{"jsonrpc":"2.0","id":{same},"method":"ping"}}"#
+        ));
+        let line = s.answer();
+        let v: Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(v["error"]["code"], -32600, "{line}");
+        assert!(line.contains(&format!(r#""id":{same},"#)), "{line}");
+        assert!(
+            v["error"]["message"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("still in flight"),
+            "{line}"
+        );
+    }
+    s.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}"#);
+    std::thread::sleep(Duration::from_millis(200));
+    s.send(r#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#);
+    let v: Value = serde_json::from_str(&s.answer()).unwrap();
+    assert_eq!(
+        (v["id"].clone(), v["result"].clone()),
+        (json!(7), json!({})),
+        "{v}"
+    );
+}
+
+#[test]
+fn a_client_repeating_one_id_and_never_reading_costs_bounded_memory() {
+    let root = tree();
+    let mut child = command(root.path()).spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let _never_read = child.stdout.take().unwrap();
+    let pid = child.id();
+    writeln!(stdin, "{INIT}\n{INITIALIZED}").unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for n in 0..400_000u64 {
+            if writeln!(stdin, r#"{{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{{"name":"skill_load","arguments":{{"name":"s"}}}}}}"#).is_err() {
+                break;
+            }
+            let _ = tx.send(n);
+        }
+    });
+    std::thread::sleep(Duration::from_secs(3));
+    let first = proc_kib(pid, "VmRSS");
+    std::thread::sleep(Duration::from_secs(2));
+    let sent = rx.try_iter().last().unwrap_or(0);
+    let second = proc_kib(pid, "VmRSS");
+    eprintln!(
+        "one id repeated, never read: {sent} requests written before the pipe filled; RSS {first} then {second} KiB"
+    );
+    assert!(
+        sent < 100_000,
+        "the server kept reading: {sent} requests accepted"
+    );
+    assert!(second < 64 * 1024, "RSS {second} KiB");
+    assert!(
+        second <= first + 4 * 1024,
+        "memory grew from {first} to {second} KiB"
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+#[test]
+fn a_lone_surrogate_is_refused_under_the_requests_own_id() {
+    let root = tree();
+    let mut s = Raw::start(root.path());
+    s.send(INIT);
+    s.answer();
+    s.send(INITIALIZED);
+    s.send(r#"{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"skill_load","arguments":{"name":"\ud800"}}}"#);
+    let v: Value = serde_json::from_str(&s.answer()).unwrap();
+    assert_eq!(
+        (v["id"].clone(), v["error"]["code"].clone()),
+        (json!(42), json!(-32700)),
+        "{v}"
+    );
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("surrogate"),
+        "{v}"
+    );
+    s.send(r#"{"jsonrpc":"2.0","id":43,"method":"ping"}"#);
+    assert!(s.answer().contains(r#""id":43,"#));
+}
+
+const INLINE_META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+
+#[test]
+fn the_lifecycle_a_connection_starts_in_is_the_one_it_keeps() {
+    let root = tree();
+    // Per-request first: a later initialize is refused, saying why, and
+    // per-request messages go on being served.
+    let mut s = Raw::start(root.path());
+    s.send(&format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{{{INLINE_META}}}}}"#
+    ));
+    let v: Value = serde_json::from_str(&s.answer()).unwrap();
+    assert!(v["result"]["tools"].is_array(), "{v}");
+    s.send(INIT);
+    let v: Value = serde_json::from_str(&s.answer()).unwrap();
+    assert_eq!(
+        (v["id"].clone(), v["error"]["code"].clone()),
+        (json!(1), json!(-32600)),
+        "{v}"
+    );
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("2026-07-28"),
+        "{v}"
+    );
+    s.send(&format!(r#"{{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{{"name":"skill_list","arguments":{{}},{INLINE_META}}}}}"#));
+    let v: Value = serde_json::from_str(&s.answer()).unwrap();
+    assert_eq!(
+        v["result"]["structuredContent"]["skills"][0]["name"], "s",
+        "{v}"
+    );
+    drop(s);
+
+    // A request with half the _meta starts nothing: initialize still works.
+    let mut s = Raw::start(root.path());
+    s.send(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#);
+    let v: Value = serde_json::from_str(&s.answer()).unwrap();
+    assert!(v["error"].is_object(), "{v}");
+    s.send(INIT);
+    let v: Value = serde_json::from_str(&s.answer()).unwrap();
+    assert_eq!(v["result"]["serverInfo"]["name"], "skill-mcp", "{v}");
+    s.send(INITIALIZED);
+    s.send(r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#);
+    let v: Value = serde_json::from_str(&s.answer()).unwrap();
+    assert_eq!(v["result"], json!({}), "{v}");
+}
