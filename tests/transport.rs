@@ -390,3 +390,57 @@ fn the_lifecycle_a_connection_starts_in_is_the_one_it_keeps() {
     let v: Value = serde_json::from_str(&s.answer()).unwrap();
     assert_eq!(v["result"], json!({}), "{v}");
 }
+
+/// An id spelled one of several ways, some of them the same id.
+fn spelled_id() -> impl proptest::strategy::Strategy<Value = &'static str> {
+    proptest::sample::select(vec![
+        "1",
+        "1.0",
+        "1e0",
+        "2",
+        "-3",
+        "1.5",
+        "18446744073709551616",
+        r#""a""#,
+        r#""\u0061""#,
+        r#""b\"c""#,
+    ])
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 24, ..Default::default() })]
+    /// Whatever ids a pipelined session uses, repeated or not, and then
+    /// however its input ends, every request gets exactly one whole
+    /// answer under its own id (WIRE-006, WIRE-007).
+    #[test]
+    fn every_request_gets_exactly_one_answer_under_its_id(
+        reqs in proptest::collection::vec((spelled_id(), 0u8..4), 1..40)
+    ) {
+        let root = tree();
+        let mut input = format!("{INIT}\n{INITIALIZED}\n");
+        let mut sent: Vec<Value> = Vec::new();
+        for (id, kind) in &reqs {
+            let line = match kind {
+                0 => format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#),
+                1 => format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"skill_list","arguments":{{}}}}}}"#),
+                2 => format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":5}}}}"#),
+                _ => format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"no/such"}}"#),
+            };
+            input.push_str(&line);
+            input.push('\n');
+            sent.push(serde_json::from_str(id).unwrap());
+        }
+        let (out, code, _) = pipe_through(root.path(), &input);
+        let lines = whole_lines(&out);
+        proptest::prop_assert_eq!(code, Some(0));
+        proptest::prop_assert_eq!(lines.len(), sent.len() + 1, "one answer a request");
+        // The answers' ids, as values (1 and 1.0 compare equal as f64).
+        let key = |v: &Value| v.as_f64().map(|f| f.to_string()).unwrap_or_else(|| v.to_string());
+        let mut want: Vec<String> = sent.iter().map(key).collect();
+        want.push(key(&json!(1)));
+        let mut got: Vec<String> = lines.iter().map(|v| key(&v["id"])).collect();
+        want.sort();
+        got.sort();
+        proptest::prop_assert_eq!(got, want);
+    }
+}
