@@ -255,7 +255,7 @@ impl ServerHandler for SkillServer {
                 .build(),
         )
         .with_server_info(Implementation::new("skill-mcp", env!("CARGO_PKG_VERSION")))
-        .with_instructions(self.instructions())
+        .with_instructions(self.live.current().instructions(instructions).to_owned())
     }
 
     async fn list_prompts(
@@ -360,43 +360,40 @@ impl ServerHandler for SkillServer {
     }
 }
 
-impl SkillServer {
-    /// What the model is told at the handshake (LIST-009, LIST-014): how
-    /// many skills are served and either each one's name and first
-    /// sentence or, when those do not fit their budget, to search.
-    fn instructions(&self) -> String {
-        let served = self.live.current();
-        let n = served.catalog.skills.len();
-        let mut s = format!(
-            "Serves {n} Agent Skill{}. Call skill_list to see them, skill_load to read one's instructions, \
+/// What the model is told at the handshake (LIST-009, LIST-014): how
+/// many skills are served and either each one's name and first
+/// sentence or, when those do not fit their budget, to search.
+fn instructions(served: &Snapshot) -> String {
+    let n = served.catalog.skills.len();
+    let mut s = format!(
+        "Serves {n} Agent Skill{}. Call skill_list to see them, skill_load to read one's instructions, \
              skill_file to read the files they refer to, and follow them.",
-            if n == 1 { "" } else { "s" }
-        );
-        let search = " call skill_list with a query (words from what you need) to find the right skill, \
+        if n == 1 { "" } else { "s" }
+    );
+    let search = " call skill_list with a query (words from what you need) to find the right skill, \
                       or page through it with the cursor it gives.";
-        match served.catalog_index() {
-            // LIST-014: the whole catalog, when it fits its budget.
-            CatalogIndex::Listed(index) => {
-                s.push_str(" The skills:");
-                s.push_str(&index);
-            }
-            CatalogIndex::Themes(themes) => {
-                let named: Vec<String> = themes.iter().map(|(w, n)| format!("{w} ({n})")).collect();
-                s.push_str(
-                    " The catalog is too large to list here. Words most of its skill names share: ",
-                );
-                s.push_str(&named.join(", "));
-                s.push('.');
-                s.push_str(&search.replacen(" call", " Call", 1));
-            }
-            CatalogIndex::Counted if n > 0 => {
-                s.push_str(" The catalog is too large to list here:");
-                s.push_str(search);
-            }
-            CatalogIndex::Counted => {}
+    match served.catalog_index() {
+        // LIST-014: the whole catalog, when it fits its budget.
+        CatalogIndex::Listed(index) => {
+            s.push_str(" The skills:");
+            s.push_str(&index);
         }
-        s
+        CatalogIndex::Themes(themes) => {
+            let named: Vec<String> = themes.iter().map(|(w, n)| format!("{w} ({n})")).collect();
+            s.push_str(
+                " The catalog is too large to list here. Words most of its skill names share: ",
+            );
+            s.push_str(&named.join(", "));
+            s.push('.');
+            s.push_str(&search.replacen(" call", " Call", 1));
+        }
+        CatalogIndex::Counted if n > 0 => {
+            s.push_str(" The catalog is too large to list here:");
+            s.push_str(search);
+        }
+        CatalogIndex::Counted => {}
     }
+    s
 }
 
 /// The search hints of the two tools a host may defer (LIST-015): what a

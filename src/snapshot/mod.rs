@@ -56,6 +56,11 @@ pub struct Snapshot {
     /// What `query` searches (LIST-010), built on the first query: a
     /// reload's snapshot builds its own.
     index: OnceLock<crate::search::Index>,
+    /// The `initialize` instructions, made once: rmcp asks the handler for
+    /// its info (instructions included) on many requests, to check a
+    /// capability, and the catalog's listing or themes cost a pass over
+    /// every skill.
+    instructions: OnceLock<String>,
 }
 
 impl Snapshot {
@@ -103,7 +108,14 @@ impl Snapshot {
             entries: OnceLock::new(),
             first_list: OnceLock::new(),
             index: OnceLock::new(),
+            instructions: OnceLock::new(),
         }
+    }
+
+    /// The `initialize` instructions of this snapshot, made by `make` the
+    /// first time (LIST-009, LIST-014): the wording is the server's.
+    pub fn instructions(&self, make: impl FnOnce(&Snapshot) -> String) -> &str {
+        self.instructions.get_or_init(|| make(self))
     }
 
     /// What of `skill` may run here (GRANT-006, RUN-004). Derived from the
