@@ -17,6 +17,12 @@ use crate::snapshot::Snapshot;
 use crate::uri;
 
 /// The description a prompt and a skill share.
+/// A list cursor never handed out, as MCP says it: invalid params
+/// (READ-011, SKX-008).
+pub(super) fn invalid_cursor(e: cursor::InvalidCursor) -> McpError {
+    McpError::invalid_params(e.0, None)
+}
+
 fn prompt_description(skill: &Skill) -> String {
     let parts: Vec<&str> = [skill.description.as_deref(), skill.when_to_use.as_deref()]
         .into_iter()
@@ -33,7 +39,7 @@ fn prompt_description(skill: &Skill) -> String {
 /// One page of prompts (READ-009, READ-011).
 pub fn prompts_page(snap: &Snapshot, cursor: Option<&str>) -> Result<ListPromptsResult, McpError> {
     let skills = &snap.catalog.skills;
-    let start = cursor::parse(cursor, skills.len(), LIST_PAGE_SIZE)?;
+    let start = cursor::parse(cursor, skills.len(), LIST_PAGE_SIZE).map_err(invalid_cursor)?;
     let end = (start + LIST_PAGE_SIZE).min(skills.len());
     let mut r = ListPromptsResult::with_all_items(
         skills[start..end]
@@ -64,7 +70,7 @@ pub fn resources_page(
     cursor: Option<&str>,
 ) -> Result<ListResourcesResult, McpError> {
     let total = snap.files_total();
-    let start = cursor::parse(cursor, total, LIST_PAGE_SIZE)?;
+    let start = cursor::parse(cursor, total, LIST_PAGE_SIZE).map_err(invalid_cursor)?;
     let end = (start + LIST_PAGE_SIZE).min(total);
     let items = snap
         .files_from(start)

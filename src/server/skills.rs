@@ -14,6 +14,7 @@ use rmcp::model::{
 
 use serde_json::Value;
 
+use super::lists::invalid_cursor;
 use crate::bundle;
 use crate::catalog;
 use crate::cursor;
@@ -343,7 +344,7 @@ pub fn directory(
     if !any {
         return Err(not_dir());
     }
-    let start = cursor::parse(cursor, children.len(), LIST_PAGE_SIZE)?;
+    let start = cursor::parse(cursor, children.len(), LIST_PAGE_SIZE).map_err(invalid_cursor)?;
     let end = (start + LIST_PAGE_SIZE).min(children.len());
     let next = cursor::next(end, children.len());
     children.truncate(end);
