@@ -637,6 +637,60 @@ pub fn read_skill_md(dir: &Path) -> Result<SkillMd, (Reason, String)> {
     })
 }
 
+/// SKILL.md read through the fence and split at its frontmatter: the one
+/// place that sequence is written (issue 28 §6), for the scan,
+/// `skill_load`, the search index and the Skills extension alike.
+pub struct LoadedMd {
+    pub md: SkillMd,
+    /// Where the YAML lies in `md.text`, and its first line's number.
+    yaml: std::ops::Range<usize>,
+    pub yaml_line: usize,
+    /// Where the body starts in `md.text`.
+    pub body_offset: usize,
+}
+
+impl LoadedMd {
+    /// The YAML between the delimiter lines.
+    pub fn yaml(&self) -> &str {
+        self.md.text.get(self.yaml.clone()).unwrap_or("")
+    }
+
+    /// The body, verbatim.
+    pub fn body(&self) -> &str {
+        self.md.text.get(self.body_offset..).unwrap_or("")
+    }
+}
+
+/// Why SKILL.md could not be loaded.
+#[derive(Debug)]
+pub enum LoadError {
+    /// It could not be read (the fence, its size, its encoding).
+    Read(Reason, String),
+    /// It was read, but has no frontmatter that splits off.
+    Split(frontmatter::FrontmatterError),
+}
+
+/// Reads and splits SKILL.md of the skill at `dir`.
+pub fn load_skill_md(dir: &Path) -> Result<LoadedMd, LoadError> {
+    let md = read_skill_md(dir).map_err(|(reason, detail)| LoadError::Read(reason, detail))?;
+    let (yaml, yaml_line, body_offset) = {
+        let split = frontmatter::split(&md.text).map_err(LoadError::Split)?;
+        // The YAML is a slice of the text; where it starts, as an offset.
+        let start = split.yaml.as_ptr().addr() - md.text.as_ptr().addr();
+        (
+            start..start + split.yaml.len(),
+            split.yaml_line,
+            split.body_offset,
+        )
+    };
+    Ok(LoadedMd {
+        md,
+        yaml,
+        yaml_line,
+        body_offset,
+    })
+}
+
 fn read_skill(
     name: String,
     dir: PathBuf,
@@ -644,15 +698,25 @@ fn read_skill(
     problems: &mut Vec<Problem>,
 ) -> Option<Skill> {
     let md_path = show(&dir.join(SKILL_MD));
-    let md = match read_skill_md(&dir) {
-        Ok(md) => md,
-        Err((reason, detail)) => {
+    let loaded = match load_skill_md(&dir) {
+        Ok(l) => l,
+        Err(LoadError::Read(reason, detail)) => {
             problems.push(Problem::new(md_path, reason, detail));
             return None;
         }
+        Err(LoadError::Split(e)) => {
+            problems.push(
+                Problem::new(md_path, Reason::MalformedFrontmatter, e.message).at(e.line, e.column),
+            );
+            return None;
+        }
     };
-    let split = match frontmatter::split(&md.text) {
-        Ok(s) => s,
+    let (fm, block_error) = match frontmatter::parse_sparing_block(
+        loaded.yaml(),
+        loaded.yaml_line,
+        declaration::BLOCK_KEY,
+    ) {
+        Ok(parsed) => parsed,
         Err(e) => {
             problems.push(
                 Problem::new(md_path, Reason::MalformedFrontmatter, e.message).at(e.line, e.column),
@@ -660,18 +724,6 @@ fn read_skill(
             return None;
         }
     };
-    let (fm, block_error) =
-        match frontmatter::parse_sparing_block(split.yaml, split.yaml_line, declaration::BLOCK_KEY)
-        {
-            Ok(parsed) => parsed,
-            Err(e) => {
-                problems.push(
-                    Problem::new(md_path, Reason::MalformedFrontmatter, e.message)
-                        .at(e.line, e.column),
-                );
-                return None;
-            }
-        };
     if let Some(e) = block_error {
         problems.push(
             Problem::new(

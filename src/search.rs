@@ -27,7 +27,6 @@ use rust_stemmers::{Algorithm, Stemmer};
 use unicode_normalization::UnicodeNormalization;
 
 use crate::catalog::{self, Skill};
-use crate::frontmatter;
 use crate::limits::SEARCH_BODY_BYTES;
 
 /// The fields, in this order everywhere: name, description, when-to-use,
@@ -325,14 +324,10 @@ fn prefix(s: &str, max: usize) -> &str {
 /// fence, as `skill_load` reads it. A SKILL.md that cannot be read or no
 /// longer splits has no body here; its other fields still count.
 fn body_prefix(skill: &Skill) -> String {
-    let Ok(md) = catalog::read_skill_md(&skill.dir) else {
-        return String::new();
-    };
-    let Ok(split) = frontmatter::split(&md.text) else {
-        return String::new();
-    };
-    let body = md.text.get(split.body_offset..).unwrap_or("");
-    prefix(body, SEARCH_BODY_BYTES).to_owned()
+    match catalog::load_skill_md(&skill.dir) {
+        Ok(loaded) => prefix(loaded.body(), SEARCH_BODY_BYTES).to_owned(),
+        Err(_) => String::new(),
+    }
 }
 
 /// One skill's terms with their per-field counts, and its field lengths.

@@ -537,9 +537,11 @@ impl SkillsView {
 /// every other field), read and parsed through the fence now, as compact
 /// JSON; or why SEP-2640 cannot carry it under its scanned name (SKX-011).
 fn read_front(skill: &Skill) -> Result<String, String> {
-    let md = catalog::read_skill_md(&skill.dir).map_err(|(_, d)| d)?;
-    let split = frontmatter::split(&md.text).map_err(|e| e.to_string())?;
-    let fm = frontmatter::parse(split.yaml, split.yaml_line).map_err(|e| e.to_string())?;
+    let loaded = catalog::load_skill_md(&skill.dir).map_err(|e| match e {
+        catalog::LoadError::Read(_, d) => d,
+        catalog::LoadError::Split(e) => e.to_string(),
+    })?;
+    let fm = frontmatter::parse(loaded.yaml(), loaded.yaml_line).map_err(|e| e.to_string())?;
     let mut extra = JsonObject::new();
     let mut name = None;
     let mut description = None;

@@ -9,7 +9,6 @@ use crate::bundle;
 use crate::catalog;
 use crate::echo::shorten;
 use crate::fence::FenceError;
-use crate::frontmatter;
 use crate::limits::MAX_BODY_BYTES;
 use crate::run::{self, RunLock, Watch};
 use crate::shapes::*;
@@ -90,13 +89,15 @@ impl Snapshot {
     /// the previous answer continues a manifest too large for one.
     pub fn load_page(&self, name: &str, files_cursor: Option<&str>) -> Result<SkillLoad, String> {
         let (skill, scripts) = self.skill(name)?;
-        let md = catalog::read_skill_md(&skill.dir).map_err(|(_, detail)| detail)?;
-        let split = frontmatter::split(&md.text).map_err(|e| {
-            format!("SKILL.md of {name:?} changed since boot and no longer splits: {e}")
+        let loaded = catalog::load_skill_md(&skill.dir).map_err(|e| match e {
+            catalog::LoadError::Read(_, detail) => detail,
+            catalog::LoadError::Split(e) => {
+                format!("SKILL.md of {name:?} changed since boot and no longer splits: {e}")
+            }
         })?;
-        let body = &md.text[split.body_offset..];
+        let body = loaded.body();
         let cut = floor_char_boundary(body, MAX_BODY_BYTES);
-        let truncated = md.cut || cut < body.len();
+        let truncated = loaded.md.cut || cut < body.len();
         let manifest = skill
             .files
             .iter()
