@@ -20,7 +20,12 @@ Rewrites:
     object's keys come in reverse sorted order, and every array is reversed
     except those under ORDERED_ARRAYS (the README fixes no other order);
   * any other result or error: object keys in reverse sorted order, and the
-    `prompts` and `resources` lists reversed (the README fixes no order).
+    `prompts` and `resources` lists reversed (the README fixes no order);
+  * everywhere, after the above: every object of a result gains a field
+    EXTRA_KEY = EXTRA_VALUE (an implementation may add fields the README
+    does not name, and a value that says "proxy" must not read as a
+    fenced-machine note), and `serverInfo.name` becomes OTHER_NAME (the
+    README names no server).
 """
 import json
 import os
@@ -100,6 +105,21 @@ UNORDERED_LISTS = {"prompts", "resources"}
 
 _ABSENT = object()
 
+EXTRA_KEY = "x-impl"
+EXTRA_VALUE = "shape-proxy"
+OTHER_NAME = "reshaped-skill-server"
+
+
+def add_extra(v):
+    """Every object, recursively, with one field more."""
+    if isinstance(v, dict):
+        out = {k: add_extra(x) for k, x in v.items()}
+        out[EXTRA_KEY] = EXTRA_VALUE
+        return out
+    if isinstance(v, list):
+        return [add_extra(x) for x in v]
+    return v
+
 
 def rekey(v):
     """Every object's keys in reverse sorted order, recursively."""
@@ -139,7 +159,7 @@ def reshape_tool_result(res):
         except ValueError:
             value = _ABSENT
     if value is not _ABSENT:
-        text = json.dumps(reshape_value(value), indent=2, ensure_ascii=False)
+        text = json.dumps(add_extra(reshape_value(value)), indent=2, ensure_ascii=False)
         if first_text is None:
             content.insert(0, {"type": "text", "text": text})
         else:
@@ -164,6 +184,9 @@ def rewrite(line):
         for key in UNORDERED_LISTS:
             if isinstance(res.get(key), list):
                 res[key] = res[key][::-1]
+        if isinstance(res.get("serverInfo"), dict):
+            res["serverInfo"]["name"] = OTHER_NAME
+        msg["result"] = add_extra(res)
     msg = rekey(msg)
     return (json.dumps(msg, ensure_ascii=False) + "\n").encode("utf-8")
 
