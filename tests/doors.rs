@@ -403,3 +403,26 @@ fn every_door_agrees_on_what_exists_and_what_may_be_read() {
     );
     s.finish();
 }
+
+/// SEP-2164: a resource that is not there is -32002 whose `data` carries
+/// the URI asked for; a URI too long to echo is named by an excerpt in
+/// the message and left out of `data` (HARD-005).
+#[test]
+fn a_missing_resource_names_its_uri_in_the_errors_data() {
+    let root = tempfile::tempdir().unwrap();
+    skill(root.path(), "s");
+    let dir = root.path().to_str().unwrap().to_owned();
+    let mut s = Session::start(
+        Path::new(env!("CARGO_BIN_EXE_skill-mcp")),
+        &[("SKILLS_DIR", dir.as_str())],
+    );
+    for uri in ["skill://s/no-such.txt", "skill://nobody/SKILL.md"] {
+        let r = s.request("resources/read", json!({"uri": uri}));
+        assert_eq!(r["error"]["code"], -32002, "{r}");
+        assert_eq!(r["error"]["data"], json!({"uri": uri}), "{r}");
+    }
+    let long = format!("skill://s/{}.txt", "x".repeat(300));
+    let r = s.request("resources/read", json!({"uri": long}));
+    assert!(r["error"]["data"].get("uri").is_none(), "{r}");
+    s.finish();
+}

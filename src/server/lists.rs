@@ -90,19 +90,26 @@ pub fn resources_page(
     Ok(r)
 }
 
+/// A resource that is not there (SEP-2164: the error's `data` carries the
+/// URI asked for), quoting the URI only when it is no longer than an
+/// excerpt (HARD-005); the message already names it by an excerpt.
+fn not_found(message: String, uri_text: &str) -> McpError {
+    let data = (uri_text.len() <= crate::echo::EXCERPT_BYTES)
+        .then(|| serde_json::json!({ "uri": uri_text }));
+    McpError::resource_not_found(message, data)
+}
+
 /// `resources/read`: the same fence, cap and encoding as `skill_file`.
 /// Past 1 MiB the first 1 MiB is served and the contents' `_meta` says
 /// so (`skill-mcp/truncated`, `skill-mcp/size`, `skill-mcp/note`).
 pub fn read_resource(snap: &Snapshot, uri_text: &str) -> Result<ReadResourceResult, McpError> {
     let (name, path) = uri::parse(uri_text).map_err(|m| McpError::invalid_params(m, None))?;
-    let (skill, _) = snap
-        .skill(&name)
-        .map_err(|m| McpError::resource_not_found(m, None))?;
+    let (skill, _) = snap.skill(&name).map_err(|m| not_found(m, uri_text))?;
     let (f, stale) = bundle::read_one_with(&skill.dir, &path, |meta| {
         snap.skills_view
             .stale_note(&snap.catalog, &name, &path, meta)
     })
-    .map_err(|e| McpError::resource_not_found(e.to_string(), None))?;
+    .map_err(|e| not_found(e.to_string(), uri_text))?;
     let mut m = serde_json::Map::new();
     if let Some(note) = f.truncation_note() {
         m.insert("skill-mcp/truncated".into(), true.into());
