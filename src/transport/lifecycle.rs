@@ -41,17 +41,23 @@ impl Lifecycle {
     pub fn request(&mut self, request: &ClientRequest, supported: &[ProtocolVersion]) -> Step {
         let initialize = matches!(request, ClientRequest::InitializeRequest(_));
         let meta = request.get_meta();
+        // Exactly rmcp's test (serve_server_with_ct_inner): both keys there
+        // and a version it serves — whichever version that is, a handshake
+        // version included — and neither a `ping` (rmcp answers a ping
+        // before any lifecycle without looking at its `_meta`) nor a
+        // `server/discover`.
         let inline = meta.protocol_version().filter(|v| {
             meta.missing_required_keys(&ProtocolVersion::V_2026_07_28)
                 .is_empty()
-                && v.as_str() >= ProtocolVersion::V_2026_07_28.as_str()
                 && supported.contains(v)
         });
+        let starts_nothing = matches!(
+            request,
+            ClientRequest::PingRequest(_) | ClientRequest::DiscoverRequest(_)
+        );
         match (*self, initialize) {
             (Lifecycle::Fresh, true) => *self = Lifecycle::Session,
-            (Lifecycle::Fresh, false)
-                if inline.is_some() && !matches!(request, ClientRequest::DiscoverRequest(_)) =>
-            {
+            (Lifecycle::Fresh, false) if inline.is_some() && !starts_nothing => {
                 *self = Lifecycle::PerRequest
             }
             (Lifecycle::PerRequest, true) => {
@@ -87,6 +93,11 @@ mod tests {
     const DISCOVER: &str = r#"{"jsonrpc":"2.0","id":3,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
     const PING: &str = r#"{"jsonrpc":"2.0","id":4,"method":"ping"}"#;
 
+    static PING_META: std::sync::LazyLock<String> =
+        std::sync::LazyLock::new(|| INLINE.replace("tools/list", "ping"));
+    static OLD_INLINE: std::sync::LazyLock<String> =
+        std::sync::LazyLock::new(|| INLINE.replace("2026-07-28", "2025-11-25"));
+
     fn all() -> Vec<ProtocolVersion> {
         vec![ProtocolVersion::V_2025_11_25, ProtocolVersion::V_2026_07_28]
     }
@@ -106,6 +117,14 @@ mod tests {
         assert_eq!(l.request(&request(INLINE), &all()), Step::Pass);
         assert_eq!(l, Lifecycle::PerRequest);
         assert!(matches!(l.request(&request(INIT), &all()), Step::Refuse(_)));
+        assert_eq!(l, Lifecycle::PerRequest);
+
+        // rmcp answers a ping before any lifecycle whatever its _meta, and
+        // starts the per-request lifecycle on a handshake version too.
+        let mut l = Lifecycle::Fresh;
+        assert_eq!(l.request(&request(&PING_META), &all()), Step::Pass);
+        assert_eq!(l, Lifecycle::Fresh);
+        assert_eq!(l.request(&request(&OLD_INLINE), &all()), Step::Pass);
         assert_eq!(l, Lifecycle::PerRequest);
 
         let mut l = Lifecycle::Fresh;

@@ -54,9 +54,12 @@ impl IdKey {
         match v {
             Value::String(s) => Some(IdKey::Text(s.clone())),
             Value::Number(n) => {
-                if let Some(i) = n.as_i64() {
+                // Past 2^53 a whole number is the double a JavaScript
+                // client would hold, as when it is spelled `….0` or `…e0`.
+                const EXACT: u64 = 1 << 53;
+                if let Some(i) = n.as_i64().filter(|i| i.unsigned_abs() <= EXACT) {
                     Some(IdKey::Whole(i.into()))
-                } else if let Some(u) = n.as_u64() {
+                } else if let Some(u) = n.as_u64().filter(|&u| u <= EXACT) {
                     Some(IdKey::Whole(u.into()))
                 } else {
                     let f = n.as_f64()?;
@@ -143,14 +146,20 @@ pub fn read(text: &[u8]) -> Incoming {
             "Invalid Request: expected {\"jsonrpc\": \"2.0\", \"method\": …} with a string or number id",
         );
     }
-    if obj.get("params").is_some_and(|p| !p.is_object()) {
-        return refuse(
-            raw(&id),
-            -32602,
-            "Invalid params: \"params\" must be an object",
-        );
-    }
     let method = obj.get("method").and_then(Value::as_str).map(str::to_owned);
+    if obj.get("params").is_some_and(|p| !p.is_object()) {
+        // Only a request is answered: a notification or a response never
+        // is (JSON-RPC), not even to refuse it, and a response's id is the
+        // id of a request of the server's, not one the client waits on.
+        return match (&method, id) {
+            (Some(_), Some(id)) => refuse(
+                Some(id.raw),
+                -32602,
+                "Invalid params: \"params\" must be an object",
+            ),
+            _ => Incoming::Drop("a notification or response whose params are no object".into()),
+        };
+    }
     let is_response = obj.contains_key("result") || obj.contains_key("error");
     match (method, id) {
         (Some(m), Some(id)) => {
@@ -185,17 +194,31 @@ pub fn read(text: &[u8]) -> Incoming {
             // rmcp's own id type holds an i64 or a string; the caller
             // replaces this one with its own before rmcp sees it.
             obj.insert("id".into(), Value::from(0));
-            let message =
-                match serde_json::from_value::<ClientJsonRpcMessage>(Value::Object(obj.clone())) {
-                    Ok(m) => m,
-                    Err(e) => {
+            let message = match serde_json::from_value::<ClientJsonRpcMessage>(Value::Object(
+                obj.clone(),
+            )) {
+                Ok(m) => m,
+                Err(e) => {
+                    // Even rmcp's catch-all custom request failed (a
+                    // `_meta` that is no object, say): for a method
+                    // rmcp types, its params are what is wrong (WIRE-002).
+                    if let Some(why) = why_not_typed(&m, Value::Object(obj)) {
                         return refuse(
                             Some(id.raw),
-                            -32600,
-                            format!("Invalid Request: {}", excerpt(&e.to_string())),
+                            -32602,
+                            format!(
+                                "Invalid params: the parameters of {m} do not match its schema ({})",
+                                excerpt(&why)
+                            ),
                         );
                     }
-                };
+                    return refuse(
+                        Some(id.raw),
+                        -32600,
+                        format!("Invalid Request: {}", excerpt(&e.to_string())),
+                    );
+                }
+            };
             if let ClientJsonRpcMessage::Request(r) = &message
                 && let ClientRequest::CustomRequest(custom) = &r.request
                 && let Some(why) = why_not_typed(&custom.method, Value::Object(obj))
@@ -429,7 +452,7 @@ mod tests {
             ("1.0", IdKey::Whole(1)),
             ("1e0", IdKey::Whole(1)),
             ("-7", IdKey::Whole(-7)),
-            ("18446744073709551615", IdKey::Whole(u64::MAX.into())),
+            ("18446744073709551615", IdKey::Whole(1i128 << 64)),
             ("1.5", IdKey::Fraction(1.5f64.to_bits())),
             (r#""a\"b""#, IdKey::Text("a\"b".into())),
             (r#""\u0041""#, IdKey::Text("A".into())),

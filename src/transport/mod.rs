@@ -26,8 +26,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rmcp::model::{
-    ClientJsonRpcMessage, ClientNotification, ErrorData, ProtocolVersion, ServerJsonRpcMessage,
-    ServerResult,
+    CancelledNotification, CancelledNotificationParam, ClientJsonRpcMessage, ClientNotification,
+    ErrorData, ProtocolVersion, ServerJsonRpcMessage, ServerResult,
 };
 use rmcp::service::RoleServer;
 use serde::Serialize;
@@ -200,11 +200,22 @@ async fn read_loop<R, W>(
                         continue;
                     };
                     shared.one_fewer();
-                    if let ClientJsonRpcMessage::Notification(n) = &mut message
-                        && let ClientNotification::CancelledNotification(c) = &mut n.notification
-                    {
-                        c.params.request_id = Some(ours);
-                    }
+                    // rmcp is told under its own id, in a message built
+                    // here: the client's may not decode as a cancel at all
+                    // for rmcp (an id of `1.5` or past i64 is no rmcp id),
+                    // and then the request would go on uncancelled.
+                    let reason = match &message {
+                        ClientJsonRpcMessage::Notification(n) => match &n.notification {
+                            ClientNotification::CancelledNotification(c) => c.params.reason.clone(),
+                            _ => None,
+                        },
+                        _ => None,
+                    };
+                    message = ClientJsonRpcMessage::notification(
+                        ClientNotification::CancelledNotification(CancelledNotification::new(
+                            CancelledNotificationParam::new(Some(ours), reason),
+                        )),
+                    );
                 }
                 message
             }
