@@ -194,45 +194,33 @@ pub fn read(text: &[u8]) -> Incoming {
             // rmcp's own id type holds an i64 or a string; the caller
             // replaces this one with its own before rmcp sees it.
             obj.insert("id".into(), Value::from(0));
-            let message = match serde_json::from_value::<ClientJsonRpcMessage>(Value::Object(
-                obj.clone(),
-            )) {
+            // Decoded from the value by reference: the value is kept, to say
+            // why a request rmcp types did not decode, without a copy of
+            // every request.
+            let v = Value::Object(obj);
+            let message = match ClientJsonRpcMessage::deserialize(&v) {
                 Ok(m) => m,
+                // Even rmcp's catch-all custom request failed (a `_meta`
+                // that is no object, say): for a method rmcp types, its
+                // params are what is wrong (WIRE-002).
                 Err(e) => {
-                    // Even rmcp's catch-all custom request failed (a
-                    // `_meta` that is no object, say): for a method
-                    // rmcp types, its params are what is wrong (WIRE-002).
-                    if let Some(why) = why_not_typed(&m, Value::Object(obj)) {
-                        return refuse(
+                    return match why_not_typed(&m, &v) {
+                        Some(why) => bad_params(id, &m, &why),
+                        None => refuse(
                             Some(id.raw),
-                            -32602,
-                            format!(
-                                "Invalid params: the parameters of {m} do not match its schema ({})",
-                                excerpt(&why)
-                            ),
-                        );
-                    }
-                    return refuse(
-                        Some(id.raw),
-                        -32600,
-                        format!("Invalid Request: {}", excerpt(&e.to_string())),
-                    );
+                            -32600,
+                            format!("Invalid Request: {}", excerpt(&e.to_string())),
+                        ),
+                    };
                 }
             };
             if let ClientJsonRpcMessage::Request(r) = &message
                 && let ClientRequest::CustomRequest(custom) = &r.request
-                && let Some(why) = why_not_typed(&custom.method, Value::Object(obj))
+                && let Some(why) = why_not_typed(&custom.method, &v)
             {
                 // A method rmcp types whose params did not decode as it:
                 // rmcp would call it unknown (WIRE-002).
-                return refuse(
-                    Some(id.raw),
-                    -32602,
-                    format!(
-                        "Invalid params: the parameters of {m} do not match its schema ({})",
-                        excerpt(&why)
-                    ),
-                );
+                return bad_params(id, &m, &why);
             }
             Incoming::Request {
                 id,
@@ -275,6 +263,19 @@ pub fn read(text: &[u8]) -> Incoming {
             "Invalid Request: no \"method\" (and not a response)",
         ),
     }
+}
+
+/// The refusal of a request to a method rmcp types whose params do not
+/// decode as that method's (WIRE-002): -32602, with the decoding error.
+fn bad_params(id: ClientId, method: &str, why: &str) -> Incoming {
+    refuse(
+        Some(id.raw),
+        -32602,
+        format!(
+            "Invalid params: the parameters of {method} do not match its schema ({})",
+            excerpt(why)
+        ),
+    )
 }
 
 /// A request id the transport can carry, or why not.
@@ -364,10 +365,10 @@ macro_rules! why_not_typed {
     ($($t:ident),* $(,)?) => {
         // Deprecated requests are still decoded by rmcp, so still checked.
         #[allow(deprecated)]
-        fn why_not_typed(method: &str, message: Value) -> Option<String> {
+        fn why_not_typed(method: &str, message: &Value) -> Option<String> {
             $(
                 if method == <rmcp::model::$t as Method>::METHOD {
-                    return Some(match serde_json::from_value::<rmcp::model::$t>(message) {
+                    return Some(match rmcp::model::$t::deserialize(message) {
                         Err(e) => e.to_string(),
                         Ok(_) => "it decodes alone, but not as a message".to_owned(),
                     });
