@@ -221,12 +221,23 @@ fn a_cancel_naming_an_id_rmcp_cannot_hold_ends_the_run() {
         .into_iter()
         .enumerate()
     {
-        s.send(&format!(
-            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"skill_run","arguments":{{"name":"s","script":"sleep.js","confirm":true}}}}}}"#
-        ));
+        // The previous run holds the one-at-a-time lock until what it
+        // left behind is reaped (RUN-027): a run sent before that is
+        // refused at once, and is sent again.
         let t = Instant::now();
-        while s.scripts() == 0 && t.elapsed() < Duration::from_secs(5) {
-            std::thread::sleep(Duration::from_millis(50));
+        loop {
+            s.send(&format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"skill_run","arguments":{{"name":"s","script":"sleep.js","confirm":true}}}}}}"#
+            ));
+            let sent = Instant::now();
+            while s.scripts() == 0 && sent.elapsed() < Duration::from_secs(2) {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            if s.scripts() > 0 || t.elapsed() > Duration::from_secs(20) {
+                break;
+            }
+            let refused = s.answer();
+            assert_eq!(refused["result"]["isError"], true, "{id}: {refused}");
         }
         assert_eq!(s.scripts(), 1, "{id}: the run started");
         s.send(&format!(
