@@ -1,14 +1,12 @@
 //! The typed transport (spec WIRE-*) attacked from outside, through the
 //! real binary: each test is an input that once went wrong.
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-const BIN: &str = env!("CARGO_BIN_EXE_skill-mcp");
+mod common;
+use common::{Raw, sleeping_skill};
 
 const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
 const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
@@ -17,63 +15,16 @@ const META: &str = r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","i
 /// A skill whose script sleeps until killed.
 fn tree() -> tempfile::TempDir {
     let root = tempfile::tempdir().unwrap();
-    let s = root.path().join("s");
-    std::fs::create_dir_all(&s).unwrap();
-    std::fs::write(
-        s.join("SKILL.md"),
-        "---\nname: s\ndescription: d\nmcp-host:\n  version: 1\n  run:\n    - script: sleep.js\n      interpreter: node\n      timeout: 60\n---\nbody\n",
-    )
-    .unwrap();
-    std::fs::write(s.join("sleep.js"), "setInterval(() => {}, 1000);").unwrap();
+    sleeping_skill(root.path());
     root
 }
 
-struct Raw {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    lines: mpsc::Receiver<String>,
-}
-
+/// The readers these attacks need, on `common::Raw`.
 impl Raw {
-    fn start(root: &std::path::Path) -> Raw {
-        let mut child = Command::new(BIN)
-            .env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("SKILLS_DIR", root)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let stdin = child.stdin.take();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        Raw {
-            child,
-            stdin,
-            lines,
-        }
-    }
-
-    fn send(&mut self, line: &str) {
-        let stdin = self.stdin.as_mut().unwrap();
-        stdin.write_all(line.as_bytes()).unwrap();
-        stdin.write_all(b"\n").unwrap();
-        stdin.flush().unwrap();
-    }
-
     /// The next line, or `None` when there is none within 10 s (or the
     /// server has ended).
     fn next(&mut self) -> Option<Value> {
-        let line = self.lines.recv_timeout(Duration::from_secs(10)).ok()?;
+        let line = self.line_within(Duration::from_secs(10))?;
         Some(serde_json::from_str(&line).unwrap_or_else(|e| panic!("a torn line ({e}): {line}")))
     }
 
@@ -113,13 +64,6 @@ impl Raw {
             }
             std::thread::sleep(Duration::from_millis(20));
         }
-    }
-}
-
-impl Drop for Raw {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

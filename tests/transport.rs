@@ -4,7 +4,7 @@
 //! memory; end of input loses and tears no answer; the lifecycle is one
 //! state machine.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -12,9 +12,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 mod common;
-use common::proc_kib;
-
-const BIN: &str = env!("CARGO_BIN_EXE_skill-mcp");
+use common::{BIN, Raw, proc_kib, sleeping_skill};
 
 const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
 const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
@@ -22,15 +20,12 @@ const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialize
 /// A skill with a 300 KB file and a script that sleeps until killed.
 fn tree() -> tempfile::TempDir {
     let root = tempfile::tempdir().unwrap();
-    let s = root.path().join("s");
-    std::fs::create_dir_all(&s).unwrap();
+    sleeping_skill(root.path());
     std::fs::write(
-        s.join("SKILL.md"),
-        "---\nname: s\ndescription: d\nmcp-host:\n  version: 1\n  run:\n    - script: sleep.js\n      interpreter: node\n      timeout: 60\n---\nbody\n",
+        root.path().join("s/big.txt"),
+        "0123456789abcdef\n".repeat(300_000 / 17),
     )
     .unwrap();
-    std::fs::write(s.join("sleep.js"), "setInterval(() => {}, 1000);").unwrap();
-    std::fs::write(s.join("big.txt"), "0123456789abcdef\n".repeat(300_000 / 17)).unwrap();
     root
 }
 
@@ -131,40 +126,8 @@ fn end_of_input_loses_and_tears_no_answer() {
     );
 }
 
-/// A session read line by line, its raw lines kept.
-struct Raw {
-    child: std::process::Child,
-    stdin: Option<std::process::ChildStdin>,
-    lines: mpsc::Receiver<String>,
-}
-
+/// A session read line by line, its raw lines kept (`common::Raw`).
 impl Raw {
-    fn start(root: &std::path::Path) -> Raw {
-        let mut child = command(root).spawn().unwrap();
-        let out = child.stdout.take().unwrap();
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for l in BufReader::new(out).lines().map_while(Result::ok) {
-                if tx.send(l).is_err() {
-                    break;
-                }
-            }
-        });
-        let stdin = child.stdin.take();
-        Raw {
-            child,
-            stdin,
-            lines,
-        }
-    }
-
-    fn send(&mut self, line: &str) {
-        let s = self.stdin.as_mut().unwrap();
-        s.write_all(line.as_bytes()).unwrap();
-        s.write_all(b"\n").unwrap();
-        s.flush().unwrap();
-    }
-
     fn next(&self) -> String {
         self.lines
             .recv_timeout(Duration::from_secs(20))
@@ -179,13 +142,6 @@ impl Raw {
                 return l;
             }
         }
-    }
-}
-
-impl Drop for Raw {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

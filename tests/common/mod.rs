@@ -29,28 +29,8 @@ impl Session {
 
     /// As `start`, for a command that starts the server some other way
     /// (under `setpriv`, or with a descriptor it should inherit).
-    pub fn start_command(mut cmd: Command, env: &[(&str, &str)]) -> Session {
-        cmd.env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default());
-        for (k, v) in env {
-            cmd.env(k, v);
-        }
-        let mut child = cmd
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("server starts");
-        let stdout = child.stdout.take().expect("stdout piped");
-        let (tx, lines) = channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let stdin = child.stdin.take();
+    pub fn start_command(cmd: Command, env: &[(&str, &str)]) -> Session {
+        let (child, stdin, lines) = spawn(cmd, env);
         let mut s = Session {
             child,
             stdin,
@@ -198,6 +178,87 @@ impl Session {
         assert_ne!(r["result"]["isError"], json!(true), "{r}");
         r["result"]["structuredContent"].clone()
     }
+}
+
+/// Starts `cmd` with exactly `env` (plus PATH), its stdout read line by
+/// line on a thread of its own.
+fn spawn(mut cmd: Command, env: &[(&str, &str)]) -> (Child, Option<ChildStdin>, Receiver<String>) {
+    cmd.env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("server starts");
+    let stdout = child.stdout.take().expect("stdout piped");
+    let (tx, lines) = channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let stdin = child.stdin.take();
+    (child, stdin, lines)
+}
+
+/// The server driven line by line with no handshake, for tests of the wire
+/// itself; a test file adds the readers it needs (`impl Raw` there).
+pub struct Raw {
+    pub child: Child,
+    pub stdin: Option<ChildStdin>,
+    pub lines: Receiver<String>,
+}
+
+impl Raw {
+    /// The built server serving `skills`.
+    pub fn start(skills: &Path) -> Raw {
+        let dir = skills.to_str().expect("a UTF-8 path");
+        let (child, stdin, lines) = spawn(Command::new(BIN), &[("SKILLS_DIR", dir)]);
+        Raw {
+            child,
+            stdin,
+            lines,
+        }
+    }
+
+    /// Writes `line` and a newline, as it is.
+    pub fn send(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        stdin.write_all(line.as_bytes()).expect("write to server");
+        stdin.write_all(b"\n").expect("write to server");
+        stdin.flush().expect("flush");
+    }
+
+    /// The next line the server writes, if one comes within `within`.
+    pub fn line_within(&self, within: Duration) -> Option<String> {
+        self.lines.recv_timeout(within).ok()
+    }
+}
+
+impl Drop for Raw {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A skill `s` under `root` whose script `sleep.js` runs until it is
+/// killed (a run that is in flight for as long as a test needs).
+pub fn sleeping_skill(root: &Path) {
+    let s = root.join("s");
+    std::fs::create_dir_all(&s).expect("mkdir");
+    std::fs::write(
+        s.join("SKILL.md"),
+        "---\nname: s\ndescription: d\nmcp-host:\n  version: 1\n  run:\n    - script: sleep.js\n      interpreter: node\n      timeout: 60\n---\nbody\n",
+    )
+    .expect("write SKILL.md");
+    std::fs::write(s.join("sleep.js"), "setInterval(() => {}, 1000);").expect("write sleep.js");
 }
 
 impl Drop for Session {
