@@ -286,7 +286,15 @@ pub fn scan_with(config: &Config, how: Parallelism) -> Catalog {
         seen: HashSet::new(),
     };
     for (i, root) in config.roots.iter().enumerate() {
-        s.root(i, root, config.roots_from);
+        // What an unreadable root's detail adds: where to point instead.
+        let hint = match config.tilde_hint(root) {
+            Some(hint) => hint,
+            None if config.roots_from == RootsFrom::Default => {
+                "; set SKILLS_DIR to a directory of skills".to_owned()
+            }
+            None => String::new(),
+        };
+        s.root(i, root, &hint);
     }
 
     // A name contributed by two directories is refused for both (DISC-005):
@@ -413,12 +421,9 @@ fn has_skill_md(dir: &Path) -> bool {
 }
 
 impl Scan<'_> {
-    fn root(&mut self, i: usize, root: &Path, from: RootsFrom) {
-        let hint = if from == RootsFrom::Default {
-            "; set SKILLS_DIR to a directory of skills"
-        } else {
-            ""
-        };
+    /// One configured root; `hint` ends the detail of a root that cannot
+    /// be read (CONF-004, CONF-009).
+    fn root(&mut self, i: usize, root: &Path, hint: &str) {
         let real = match fs::canonicalize(root) {
             Ok(r) if r.is_dir() => r,
             Ok(_) => {

@@ -53,6 +53,10 @@ pub struct Config {
     /// not resolved: `skill_list` reports them as configured).
     pub roots: Vec<PathBuf>,
     pub roots_from: RootsFrom,
+    /// Each root written with a leading `~`, by its absolute path, to the
+    /// path as written: no shell read it, so `~` names a directory called
+    /// `~`, and an unreadable one says so (spec CONF-009).
+    pub tilde_roots: BTreeMap<PathBuf, PathBuf>,
     /// The hosted markers that are present, in [`HOSTED_MARKERS`] order.
     pub hosted_markers: Vec<&'static str>,
     /// The proxy variables set non-empty, in [`PROXY_VARS`] order. They
@@ -74,12 +78,21 @@ fn non_blank(v: Option<&OsString>) -> Option<&OsStr> {
 }
 
 /// Splits a `:`-separated list of roots, dropping empty parts, and makes
-/// each absolute against `cwd`.
-fn split_roots(value: &OsStr, cwd: &Path) -> Vec<PathBuf> {
-    std::env::split_paths(value)
+/// each absolute against `cwd`; each written with a leading `~` is also
+/// kept as written (CONF-009).
+fn split_roots(value: &OsStr, cwd: &Path) -> (Vec<PathBuf>, BTreeMap<PathBuf, PathBuf>) {
+    let mut tilde = BTreeMap::new();
+    let roots = std::env::split_paths(value)
         .filter(|p| !p.as_os_str().is_empty() && p.to_str().is_none_or(|s| !s.trim().is_empty()))
-        .map(|p| cwd.join(p))
-        .collect()
+        .map(|p| {
+            let root = cwd.join(&p);
+            if p.as_os_str().as_encoded_bytes().first() == Some(&b'~') {
+                tilde.insert(root.clone(), p);
+            }
+            root
+        })
+        .collect();
+    (roots, tilde)
 }
 
 impl Config {
@@ -95,14 +108,14 @@ impl Config {
         let from = |k: &str| {
             non_blank(get(k))
                 .map(|v| split_roots(v, cwd))
-                .filter(|r| !r.is_empty())
+                .filter(|(r, _)| !r.is_empty())
         };
-        let (roots, roots_from) = if let Some(r) = from("MCP_SKILLS_PATH") {
+        let ((roots, tilde_roots), roots_from) = if let Some(r) = from("MCP_SKILLS_PATH") {
             (r, RootsFrom::McpSkillsPath)
         } else if let Some(r) = from("SKILLS_DIR") {
             (r, RootsFrom::SkillsDir)
         } else {
-            (vec![default_root], RootsFrom::Default)
+            ((vec![default_root], BTreeMap::new()), RootsFrom::Default)
         };
         // Presence alone marks a host, even empty: the check may only ever
         // move the default toward fail-closed (spec GRANT-004).
@@ -123,6 +136,7 @@ impl Config {
         Config {
             roots,
             roots_from,
+            tilde_roots,
             hosted_markers,
             proxy_vars,
             grant,
@@ -219,6 +233,28 @@ impl Config {
         self.hosted() || !self.proxy_vars.is_empty()
     }
 
+    /// What to add to the `root-unreadable` detail of `root` when it was
+    /// written with a leading `~` (spec CONF-009): that `~` is not
+    /// expanded, and the path to write instead when `HOME` says it.
+    pub fn tilde_hint(&self, root: &Path) -> Option<String> {
+        let written = self.tilde_roots.get(root)?;
+        let home = self.var("HOME").filter(|h| !h.is_empty()).map(Path::new);
+        // `~` and `~/x` name HOME (a component of its own); `~user/x`
+        // names another user's home, which is not known here.
+        let instead = match (home, written.strip_prefix("~")) {
+            (Some(home), Ok(rest)) if rest.as_os_str().is_empty() => {
+                format!(", {}", home.display())
+            }
+            (Some(home), Ok(rest)) => format!(", {}", home.join(rest).display()),
+            _ => String::new(),
+        };
+        Some(format!(
+            "; it was written {:?}, and `~` is not expanded here (no shell reads this setting, \
+             so `~` is taken as a directory's name): write the path out in full{instead}",
+            written.to_string_lossy()
+        ))
+    }
+
     /// A variable from the boot environment.
     pub fn var(&self, name: &str) -> Option<&OsStr> {
         self.env.get(OsStr::new(name)).map(OsString::as_os_str)
@@ -267,6 +303,33 @@ mod tests {
         let c = cfg(&[]);
         assert_eq!(c.roots, [PathBuf::from("/pkg/skills")]);
         assert_eq!(c.roots_from, RootsFrom::Default);
+    }
+
+    #[test]
+    fn a_root_written_with_a_tilde_is_taken_as_written_and_hinted() {
+        let c = cfg(&[
+            ("SKILLS_DIR", "~/skills:~:~bob/s:/x/~y"),
+            ("HOME", "/home/me"),
+        ]);
+        assert_eq!(c.roots[0], PathBuf::from("/work/~/skills"));
+        let hint = |r: &str| c.tilde_hint(Path::new(r));
+        assert!(
+            hint("/work/~/skills").is_some_and(|h| h.contains("`~` is not expanded")
+                && h.ends_with("write the path out in full, /home/me/skills")),
+            "{:?}",
+            hint("/work/~/skills")
+        );
+        assert!(hint("/work/~").is_some_and(|h| h.ends_with("in full, /home/me")));
+        // Another user's home is not known here: no path is suggested.
+        assert!(hint("/work/~bob/s").is_some_and(|h| h.ends_with("in full")));
+        // A `~` further down a path is a name someone chose.
+        assert_eq!(hint("/x/~y"), None);
+        let no_home = cfg(&[("SKILLS_DIR", "~/skills")]);
+        assert!(
+            no_home
+                .tilde_hint(Path::new("/work/~/skills"))
+                .is_some_and(|h| h.ends_with("write the path out in full"))
+        );
     }
 
     #[test]

@@ -96,6 +96,20 @@ pub const MAX_INSTRUCTIONS_INDEX_CHARS: usize = 200_000;
 pub const MAX_THEMES: usize = 12;
 pub const MIN_THEME_SKILLS: usize = 3;
 
+/// Most unreadable roots the `initialize` instructions name (spec
+/// LIST-016): enough for a mistyped root or two to be told to the user;
+/// a longer `MCP_SKILLS_PATH` that fails whole is counted past these.
+pub const INSTRUCTIONS_UNREADABLE_ROOTS: usize = 3;
+
+/// Most `problems` entries one scan logs to stderr, one line each (spec
+/// SRV-010); past it one more line counts the rest. A person reads the
+/// first fifty; a tree of 10,000 broken skills must not bury the log.
+pub const MAX_LOGGED_PROBLEMS: usize = 50;
+
+/// Most characters of one such line: a path and its detail fit, while a
+/// 60 KiB key name quoted in a detail does not make one line a screenful.
+pub const MAX_LOGGED_LINE_CHARS: usize = 1_000;
+
 /// Skills on a page of a `query` answer unless `limit` says otherwise
 /// (LIST-011): a model reads the first few; more only cost its context.
 pub const QUERY_PAGE_SKILLS: u32 = 10;

@@ -188,6 +188,8 @@ async fn serve(config: Config, watch: bool) -> ExitCode {
     let hangups = reload::listen_for_hangup();
     let watch = watch || config.watch;
     let snapshot = Snapshot::boot(config.clone());
+    // Every problem found at boot, on stderr too (spec SRV-010).
+    snapshot.log_problems(&[]);
     tracing::info!(
         skills = snapshot.catalog.skills.len(),
         problems = snapshot.problems.len(),

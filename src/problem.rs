@@ -7,7 +7,7 @@ use serde::Serialize;
 
 /// A stable, machine-readable reason code. The set only grows; clients
 /// should tolerate codes they do not know.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Reason {
     /// A configured root does not exist or is not a directory (spec CONF-004).
@@ -45,8 +45,19 @@ pub enum Reason {
     SkillsExtension,
 }
 
+impl Reason {
+    /// The code as `problems` spells it (`root-unreadable`): its serde
+    /// spelling, so a log line or report cannot drift from the wire.
+    pub fn code(self) -> std::borrow::Cow<'static, str> {
+        match serde_json::to_value(self) {
+            Ok(serde_json::Value::String(s)) => s.into(),
+            _ => "problem".into(),
+        }
+    }
+}
+
 /// One entry of `problems`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, JsonSchema)]
 pub struct Problem {
     /// The file or directory concerned.
     pub path: String,

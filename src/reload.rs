@@ -144,6 +144,9 @@ impl Live {
             skills = next.catalog.skills.len(),
             "catalog swapped"
         );
+        // Only what this rescan found that the served snapshot did not
+        // have: a reload does not say every problem again (SRV-010).
+        next.log_problems(&old.problems);
         match self.current.write() {
             Ok(mut g) => *g = Arc::new(next),
             Err(poisoned) => *poisoned.into_inner() = Arc::new(next),

@@ -361,14 +361,26 @@ impl ServerHandler for SkillServer {
 }
 
 /// What the model is told at the handshake (LIST-009, LIST-014): how
-/// many skills are served and either each one's name and first
+/// many skills are served, which roots could not be read so the model can
+/// tell its user (LIST-016), and either each skill's name and first
 /// sentence or, when those do not fit their budget, to search.
 fn instructions(served: &Snapshot) -> String {
     let n = served.catalog.skills.len();
-    let mut s = format!(
-        "Serves {n} Agent Skill{}. Call skill_list to see them, skill_load to read one's instructions, \
-             skill_file to read the files they refer to, and follow them.",
-        if n == 1 { "" } else { "s" }
+    let mut s = format!("Serves {n} Agent Skill{}", if n == 1 { "" } else { "s" });
+    match served.unreadable_roots() {
+        Some(roots) => {
+            s.push_str(": ");
+            s.push_str(&roots);
+            s.push_str(
+                ". Tell the user, who can correct the path in this server's configuration \
+                 (skill_list's problems give the details).",
+            );
+        }
+        None => s.push('.'),
+    }
+    s.push_str(
+        " Call skill_list to see them, skill_load to read one's instructions, \
+         skill_file to read the files they refer to, and follow them.",
     );
     let search = " call skill_list with a query (words from what you need) to find the right skill, \
                       or page through it with the cursor it gives.";

@@ -10,6 +10,7 @@
 //! `shapes`, which the linter reports too.
 
 mod pages;
+mod speak;
 mod tools;
 
 pub use pages::{CatalogIndex, Serialized};

@@ -30,7 +30,13 @@ impl Session {
     /// As `start`, for a command that starts the server some other way
     /// (under `setpriv`, or with a descriptor it should inherit).
     pub fn start_command(cmd: Command, env: &[(&str, &str)]) -> Session {
-        let (child, stdin, lines) = spawn(cmd, env);
+        Session::start_logging(cmd, env, Stdio::null())
+    }
+
+    /// As `start_command`, with the server's stderr sent to `stderr` (a
+    /// file, for a test of what the server logs).
+    pub fn start_logging(cmd: Command, env: &[(&str, &str)], stderr: Stdio) -> Session {
+        let (child, stdin, lines) = spawn(cmd, env, stderr);
         let mut s = Session {
             child,
             stdin,
@@ -182,7 +188,11 @@ impl Session {
 
 /// Starts `cmd` with exactly `env` (plus PATH), its stdout read line by
 /// line on a thread of its own.
-fn spawn(mut cmd: Command, env: &[(&str, &str)]) -> (Child, Option<ChildStdin>, Receiver<String>) {
+fn spawn(
+    mut cmd: Command,
+    env: &[(&str, &str)],
+    stderr: Stdio,
+) -> (Child, Option<ChildStdin>, Receiver<String>) {
     cmd.env_clear()
         .env("PATH", std::env::var("PATH").unwrap_or_default());
     for (k, v) in env {
@@ -191,7 +201,7 @@ fn spawn(mut cmd: Command, env: &[(&str, &str)]) -> (Child, Option<ChildStdin>, 
     let mut child = cmd
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(stderr)
         .spawn()
         .expect("server starts");
     let stdout = child.stdout.take().expect("stdout piped");
@@ -219,7 +229,7 @@ impl Raw {
     /// The built server serving `skills`.
     pub fn start(skills: &Path) -> Raw {
         let dir = skills.to_str().expect("a UTF-8 path");
-        let (child, stdin, lines) = spawn(Command::new(BIN), &[("SKILLS_DIR", dir)]);
+        let (child, stdin, lines) = spawn(Command::new(BIN), &[("SKILLS_DIR", dir)], Stdio::null());
         Raw {
             child,
             stdin,
