@@ -1,0 +1,403 @@
+//! Discovery (DISC-001..DISC-009, DISC-017): the three layouts under each
+//! root, which directories are skills and under which names, and a name
+//! two directories contribute refused for both (DISC-005). Discovery and
+//! naming run in root and entry order on one thread; reading each skill
+//! runs on the scan's pool.
+
+use std::collections::{HashMap, HashSet};
+use std::ffi::OsStr;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rayon::iter::{IntoParallelIterator, IntoParallelRefIterator, ParallelIterator};
+
+use super::skill::read_skill;
+use super::skill_md::SKILL_MD;
+use super::walk::sorted_entries;
+use super::{Catalog, Skill, show};
+use crate::config::{Config, RootsFrom};
+use crate::limits::MAX_SKILL_NAME_BYTES;
+use crate::problem::{Problem, Reason};
+
+/// True when `name` can be served as a skill name: it travels in tool
+/// arguments, prompt names and `skill://` URIs, so it is kept to characters
+/// none of them need to escape (DISC-009).
+pub(super) fn is_skill_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    name.len() <= MAX_SKILL_NAME_BYTES
+        && chars.next().is_some_and(|c| c.is_ascii_alphanumeric())
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+}
+
+/// A directory found to hold SKILL.md.
+struct Candidate {
+    /// Where it was met (a symlink's own path, when it was one).
+    found_at: PathBuf,
+    real: PathBuf,
+    root: usize,
+}
+
+struct Scan<'p> {
+    /// The scan's threads, when it has more than one.
+    pool: Option<&'p rayon::ThreadPool>,
+    roots: Vec<String>,
+    problems: Vec<Problem>,
+    candidates: Vec<Candidate>,
+    /// Real directories already met, so one reached twice (a symlink alias
+    /// inside a root, a root configured twice) is read once (DISC-007).
+    seen: HashSet<PathBuf>,
+}
+
+/// How a scan does the per-skill work: reading SKILL.md through the fence,
+/// the frontmatter and declaration, and the manifest walk. Either way the
+/// catalog is the same, skills and problems in the same order (DISC-017).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Parallelism {
+    /// One skill after another, on the calling thread.
+    Sequential,
+    /// Skills read side by side on a pool of this many threads, started
+    /// for the scan and gone with it (1 or 0: sequential).
+    Threads(usize),
+}
+
+impl Parallelism {
+    /// One thread a core this process may use (sched affinity and cgroup
+    /// quota included); sequential when that cannot be told.
+    pub fn cores() -> Parallelism {
+        std::thread::available_parallelism()
+            .map_or(Parallelism::Sequential, |n| Parallelism::Threads(n.get()))
+    }
+}
+
+/// Scans every configured root (spec DISC-001..DISC-017), reading the
+/// skills on every core.
+pub fn scan(config: &Config) -> Catalog {
+    scan_with(config, Parallelism::cores())
+}
+
+/// What the scan does for one name, in the order names were first met.
+enum Step {
+    /// Two or more directories contribute the name: the problems saying so.
+    Refused(Vec<Problem>),
+    /// One directory does: read it.
+    Read {
+        name: String,
+        dir: PathBuf,
+        source: Arc<str>,
+    },
+}
+
+/// Scans every configured root (spec DISC-001..DISC-017). Discovery,
+/// naming and the duplicate check run on the calling thread, in root and
+/// entry order; only discovery's stats of each entry's SKILL.md and
+/// reading each skill are left to `how`, and each skill's
+/// problems are kept apart and appended in the order its name was met, so
+/// no thread's timing reaches the catalog (DISC-017).
+pub fn scan_with(config: &Config, how: Parallelism) -> Catalog {
+    // A pool that cannot be started (no threads left to this process)
+    // costs the scan its speed, never its answer.
+    let pool = match how {
+        Parallelism::Threads(n) if n > 1 => rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .thread_name(|i| format!("scan-{i}"))
+            .build()
+            .ok(),
+        _ => None,
+    };
+    let mut s = Scan {
+        pool: pool.as_ref(),
+        roots: config.roots.iter().map(|r| show(r)).collect(),
+        problems: Vec::new(),
+        candidates: Vec::new(),
+        seen: HashSet::new(),
+    };
+    for (i, root) in config.roots.iter().enumerate() {
+        // What an unreadable root's detail adds: where to point instead.
+        let hint = match config.tilde_hint(root) {
+            Some(hint) => hint,
+            None if config.roots_from == RootsFrom::Default => {
+                "; set SKILLS_DIR to a directory of skills".to_owned()
+            }
+            None => String::new(),
+        };
+        s.root(i, root, &hint);
+    }
+
+    // A name contributed by two directories is refused for both (DISC-005):
+    // the grant names a skill, so no scan order may pick a winner.
+    let mut by_name: HashMap<String, Vec<usize>> = HashMap::new();
+    let mut order = Vec::new();
+    for (i, c) in s.candidates.iter().enumerate() {
+        let Some(name) = candidate_name(c, &mut s.problems) else {
+            continue;
+        };
+        by_name.entry(name.clone()).or_default().push(i);
+        order.push(name);
+    }
+    let sources: Vec<Arc<str>> = s.roots.iter().map(|r| Arc::from(r.as_str())).collect();
+    let mut steps = Vec::new();
+    let mut done = HashSet::new();
+    for name in order {
+        if !done.insert(name.clone()) {
+            continue;
+        }
+        let Some(group) = by_name.get(&name) else {
+            continue;
+        };
+        if group.len() > 1 {
+            let dirs: Vec<String> = group.iter().map(|&i| show(&s.candidates[i].real)).collect();
+            let refused = group
+                .iter()
+                .map(|&i| {
+                    Problem::new(
+                        show(&s.candidates[i].real),
+                        Reason::DuplicateName,
+                        format!(
+                            "{} directories all contribute the skill {name:?} ({}); none of them is served, \
+                             because a grant names a skill and no scan order may choose between them",
+                            group.len(),
+                            dirs.join(", ")
+                        ),
+                    )
+                })
+                .collect();
+            steps.push(Step::Refused(refused));
+            continue;
+        }
+        let c = &s.candidates[group[0]];
+        steps.push(Step::Read {
+            name,
+            dir: c.real.clone(),
+            source: Arc::clone(&sources[c.root]),
+        });
+    }
+
+    // What found the candidates is not needed to read them: give it back
+    // before the reads allocate the catalog (it is a path or three a skill).
+    drop(by_name);
+    drop(done);
+    s.candidates = Vec::new();
+    s.seen = HashSet::new();
+
+    // Each step's outcome on its own; rayon's indexed collect puts them
+    // back in step order whichever thread finished first.
+    let outcome = |step: Step| match step {
+        Step::Refused(problems) => (None, problems),
+        Step::Read { name, dir, source } => {
+            let mut problems = Vec::new();
+            let skill = read_skill(name, dir, source, &mut problems);
+            (skill, problems)
+        }
+    };
+    let outcomes: Vec<(Option<Skill>, Vec<Problem>)> = match &pool {
+        Some(pool) => pool.install(|| steps.into_par_iter().map(outcome).collect()),
+        None => steps.into_iter().map(outcome).collect(),
+    };
+    // Collected in place, so the outcomes' buffer becomes the skills' one
+    // rather than both being held at once at the end of the scan.
+    let mut skills: Vec<Skill> = outcomes
+        .into_iter()
+        .filter_map(|(skill, problems)| {
+            s.problems.extend(problems);
+            skill
+        })
+        .collect();
+    skills.shrink_to_fit();
+    // Names are unique here (DISC-005), so the order is total (DISC-015).
+    skills.sort_unstable_by(|a, b| a.name.cmp(&b.name));
+    Catalog {
+        roots: s.roots,
+        roots_from: config.roots_from,
+        skills,
+        problems: s.problems,
+    }
+}
+
+/// `.git`, `.github` and the like: never skill candidates (DISC-004).
+fn is_hidden(name: &OsStr) -> bool {
+    name.as_encoded_bytes().first() == Some(&b'.')
+}
+
+fn has_skill_md(dir: &Path) -> bool {
+    fs::symlink_metadata(dir.join(SKILL_MD)).is_ok()
+}
+
+impl Scan<'_> {
+    /// One configured root; `hint` ends the detail of a root that cannot
+    /// be read (CONF-004, CONF-009).
+    fn root(&mut self, i: usize, root: &Path, hint: &str) {
+        let real = match fs::canonicalize(root) {
+            Ok(r) if r.is_dir() => r,
+            Ok(_) => {
+                self.problems.push(Problem::new(
+                    show(root),
+                    Reason::RootUnreadable,
+                    format!("this root is not a directory{hint}"),
+                ));
+                return;
+            }
+            Err(e) => {
+                self.problems.push(Problem::new(
+                    show(root),
+                    Reason::RootUnreadable,
+                    format!("this root could not be read: {e}{hint}"),
+                ));
+                return;
+            }
+        };
+        // Layout 1: the root is itself one skill (DISC-001).
+        if has_skill_md(&real) {
+            if self.seen.insert(real.clone()) {
+                self.candidates.push(Candidate {
+                    found_at: root.to_path_buf(),
+                    real: real.clone(),
+                    root: i,
+                });
+            }
+            return;
+        }
+        // Layout 2: a directory of skills.
+        self.parent(i, &real, &real);
+        // Layout 3: `<root>/skills/<name>/SKILL.md`.
+        let skills = real.join("skills");
+        if skills.is_dir() && !has_skill_md(&skills) {
+            match fs::canonicalize(&skills) {
+                Ok(sr) if sr.starts_with(&real) => self.parent(i, &sr, &real),
+                _ => self.problems.push(Problem::new(
+                    show(&skills),
+                    Reason::SymlinkEscape,
+                    "the \"skills\" directory resolves outside the configured root; refused",
+                )),
+            }
+        }
+    }
+
+    /// Looks at each entry of `parent` as a possible skill directory.
+    fn parent(&mut self, i: usize, parent: &Path, root: &Path) {
+        let entries = sorted_entries(parent, &mut self.problems, Reason::RootUnreadable);
+        // Whether each directory entry holds a SKILL.md: the one stat every
+        // candidate costs, 10,000 of them for 10,000 skills, so they are
+        // taken side by side on the scan's threads. Only the stats run
+        // there; every decision below is made here, in entry order.
+        let probe = |e: &fs::DirEntry| {
+            !is_hidden(&e.file_name())
+                && e.file_type().is_ok_and(|t| t.is_dir())
+                && has_skill_md(&parent.join(e.file_name()))
+        };
+        let holds_skill_md: Vec<bool> = match self.pool {
+            Some(pool) => pool.install(|| entries.par_iter().map(probe).collect()),
+            None => entries.iter().map(probe).collect(),
+        };
+        for (entry, holds) in entries.into_iter().zip(holds_skill_md) {
+            let name = entry.file_name();
+            // Hidden entries (`.git`, `.github`) are not skill candidates: a
+            // checkout of a skills repository always has them (DISC-004).
+            if is_hidden(&name) {
+                continue;
+            }
+            let at = parent.join(&name);
+            let Ok(ft) = entry.file_type() else { continue };
+            // Plain files in a root (README.md, LICENSE) are not candidates.
+            if !ft.is_dir() && !ft.is_symlink() {
+                continue;
+            }
+            // `<root>/skills` is layout 3, scanned (or refused) on its own;
+            // a symlink to a directory counts, so it is not reported twice.
+            if parent == root && name == OsStr::new("skills") && at.is_dir() && !has_skill_md(&at) {
+                continue;
+            }
+            // `parent` is already real, so a directory entry (not a
+            // symlink) is its own real path; only a symlink needs resolving.
+            // Skipping realpath here saves a readlink per ancestor of every
+            // skill directory at boot.
+            let resolved = if ft.is_dir() {
+                Ok(at.clone())
+            } else {
+                fs::canonicalize(&at)
+            };
+            let real = match resolved {
+                Ok(r) => r,
+                Err(e) => {
+                    self.problems.push(Problem::new(
+                        show(&at),
+                        Reason::SymlinkEscape,
+                        format!("this entry could not be resolved ({e}): a broken symlink, a loop, or an unreadable target; refused"),
+                    ));
+                    continue;
+                }
+            };
+            if !real.starts_with(root) {
+                self.problems.push(Problem::new(
+                    show(&at),
+                    Reason::SymlinkEscape,
+                    if ft.is_symlink() {
+                        "this entry is a symlink resolving outside the configured root; refused"
+                    } else {
+                        "this directory resolves outside the configured root; refused"
+                    },
+                ));
+                continue;
+            }
+            // A directory entry is a directory by its own type; only what a
+            // symlink leads to needs a stat to tell.
+            if (!ft.is_dir() && !real.is_dir()) || !self.seen.insert(real.clone()) {
+                continue;
+            }
+            // A directory entry was probed above (its real path is its
+            // own); a symlink's target is stat'd now.
+            let holds = if ft.is_dir() {
+                holds
+            } else {
+                has_skill_md(&real)
+            };
+            if holds {
+                self.candidates.push(Candidate {
+                    found_at: at,
+                    real,
+                    root: i,
+                });
+            } else {
+                self.problems.push(Problem::new(
+                    show(&at),
+                    Reason::NoSkillMd,
+                    "no SKILL.md in this directory, so it is not a skill",
+                ));
+            }
+        }
+    }
+}
+
+/// The name a candidate is served under: its real directory's name
+/// (DISC-002), or `None` with a problem when that cannot be a name.
+fn candidate_name(c: &Candidate, problems: &mut Vec<Problem>) -> Option<String> {
+    {
+        let base = c.real.file_name().unwrap_or_default();
+        let Some(name) = base.to_str().filter(|n| is_skill_name(n)) else {
+            problems.push(Problem::new(
+                show(&c.real),
+                Reason::UnusableName,
+                format!(
+                    "the directory name {:?} cannot be served (a skill name is 1-64 of A-Z a-z 0-9 . _ -, starting with a letter or digit), \
+                     and a skill is served under its directory name; skipped",
+                    base.to_string_lossy()
+                ),
+            ));
+            return None;
+        };
+        if c.found_at.file_name().is_some_and(|n| n != base)
+            && fs::symlink_metadata(&c.found_at).is_ok_and(|m| m.is_symlink())
+        {
+            problems.push(Problem::new(
+                show(&c.found_at),
+                Reason::NameMismatch,
+                format!(
+                    "this entry is a symlink to {}, and a skill is served under its real directory's name; serving it as {name:?}, \
+                     which is also the name a grant must use",
+                    show(&c.real)
+                ),
+            ));
+        }
+        Some(name.to_owned())
+    }
+}

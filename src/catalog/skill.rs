@@ -1,0 +1,191 @@
+//! One skill read from its directory: SKILL.md through the loader, its
+//! fields and `mcp-host:` declaration, its manifest, and each declared
+//! script checked against the bundle (DISC-002, DISC-008, DISC-010).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use super::files::Files;
+use super::show;
+use super::skill_md::{LoadError, SKILL_MD, load_skill_md};
+use super::walk::walk;
+use crate::declaration::{self, Declaration};
+use crate::fence::{self, FenceError};
+use crate::frontmatter::{self, Fields};
+use crate::problem::{Problem, Reason};
+
+/// A served skill.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skill {
+    /// The directory's name: the only name it is served under (DISC-002).
+    pub name: String,
+    /// Its real (canonical) directory: the base of every fence check.
+    pub dir: PathBuf,
+    /// The configured root it was found under, as `roots` reports it;
+    /// shared by every skill of that root.
+    pub source: Arc<str>,
+    pub description: Option<String>,
+    pub when_to_use: Option<String>,
+    /// The frontmatter's own `name`, when it has one (reported when it
+    /// differs; SEP-2640 needs it equal to the directory name). Read it
+    /// with [`Skill::frontmatter_name`].
+    pub named: Named,
+    /// Every bundled file, sorted by path bytes; SKILL.md included.
+    pub files: Files,
+    pub bytes: u64,
+    pub declaration: Declaration,
+    /// Declared scripts that are not a regular file inside the skill, with
+    /// the reason; they are reported and can never run (DISC-010).
+    pub missing_scripts: Vec<(String, String)>,
+}
+
+/// What a skill's frontmatter calls it. Nearly always its directory name,
+/// which the skill already holds: that case costs no second copy.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Named {
+    /// No `name` in the frontmatter.
+    Not,
+    /// The directory name.
+    Same,
+    /// Another name.
+    Other(Box<str>),
+}
+
+impl Skill {
+    /// The frontmatter's own `name`, when it has one.
+    pub fn frontmatter_name(&self) -> Option<&str> {
+        match &self.named {
+            Named::Not => None,
+            Named::Same => Some(&self.name),
+            Named::Other(n) => Some(n),
+        }
+    }
+}
+
+pub(super) fn read_skill(
+    name: String,
+    dir: PathBuf,
+    source: Arc<str>,
+    problems: &mut Vec<Problem>,
+) -> Option<Skill> {
+    let md_path = show(&dir.join(SKILL_MD));
+    let loaded = match load_skill_md(&dir) {
+        Ok(l) => l,
+        Err(LoadError::Read(reason, detail)) => {
+            problems.push(Problem::new(md_path, reason, detail));
+            return None;
+        }
+        Err(LoadError::Split(e)) => {
+            problems.push(
+                Problem::new(md_path, Reason::MalformedFrontmatter, e.message).at(e.line, e.column),
+            );
+            return None;
+        }
+    };
+    let (fm, block_error) = match frontmatter::parse_sparing_block(
+        loaded.yaml(),
+        loaded.yaml_line,
+        declaration::BLOCK_KEY,
+    ) {
+        Ok(parsed) => parsed,
+        Err(e) => {
+            problems.push(
+                Problem::new(md_path, Reason::MalformedFrontmatter, e.message).at(e.line, e.column),
+            );
+            return None;
+        }
+    };
+    if let Some(e) = block_error {
+        problems.push(
+            Problem::new(
+                &md_path,
+                Reason::Declaration,
+                format!(
+                    "the \"mcp-host\" block does not parse, so it is ignored: {}",
+                    e.message
+                ),
+            )
+            .at(e.line, e.column),
+        );
+    }
+    let (fields, notes) = Fields::read(&fm);
+    let (mut declaration, decl_notes) = declaration::read(&fm);
+    // The `env` proposals are checked (their notes are above) but no door
+    // serves them: a run hands over what `run[].env` and the grant name.
+    // The catalog keeps only what it serves, for 10,000 skills at once.
+    declaration.env = Vec::new();
+    for n in notes.into_iter().chain(decl_notes) {
+        problems.push(Problem::new(&md_path, Reason::Declaration, n.message).at(n.line, n.column));
+    }
+    if let Some(fm_name) = fields.name.as_deref().filter(|n| *n != name) {
+        problems.push(Problem::new(
+            &md_path,
+            Reason::NameMismatch,
+            format!("frontmatter names it {fm_name:?}, but a skill is served under its DIRECTORY name; serving it as {name:?}"),
+        ));
+    }
+    let wanted: Vec<&str> = declaration.run.iter().map(|e| e.script.as_str()).collect();
+    let (files, plain) = walk(&dir, &wanted, problems);
+    let missing_scripts = declaration
+        .run
+        .iter()
+        .zip(plain)
+        .filter_map(|(entry, plain)| {
+            // Met by the walk as a regular file with no symlink on the way
+            // (it passed the same string check): resolving it again would
+            // only repeat the stats the walk made. Anything else is
+            // resolved through the fence, with its reasons.
+            if plain {
+                return None;
+            }
+            let why = match fence::resolve(&dir, &entry.script) {
+                Ok(_) => return None,
+                Err(FenceError::Escape { .. }) => {
+                    problems.push(Problem::new(
+                        show(&dir.join(&entry.script)),
+                        Reason::SymlinkEscape,
+                        format!(
+                            "declares {:?}, which resolves outside this skill's own directory",
+                            entry.script
+                        ),
+                    ));
+                    "it resolves outside the skill's own directory".to_owned()
+                }
+                Err(e) => {
+                    let why = match e {
+                        FenceError::NotFound { .. } => "it is not a file in this skill".to_owned(),
+                        other => other.to_string(),
+                    };
+                    problems.push(Problem::new(
+                        &md_path,
+                        Reason::DeclaredScriptMissing,
+                        format!(
+                            "declares {:?}, which is not a regular file in this skill: {why}",
+                            entry.script
+                        ),
+                    ));
+                    why
+                }
+            };
+            Some((entry.script.clone(), why))
+        })
+        .collect();
+    let named = match fields.name {
+        None => Named::Not,
+        Some(n) if n == name => Named::Same,
+        Some(n) => Named::Other(n.into_boxed_str()),
+    };
+    let bytes = files.iter().map(|f| f.size).sum();
+    Some(Skill {
+        name,
+        dir,
+        source,
+        description: fields.description,
+        when_to_use: fields.when_to_use,
+        named,
+        files,
+        bytes,
+        declaration,
+        missing_scripts,
+    })
+}

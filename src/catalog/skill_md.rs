@@ -1,0 +1,153 @@
+//! SKILL.md read through the fence, capped, and split at its frontmatter:
+//! the one place that is done (issue 28 §6), for the scan, `skill_load`,
+//! the search index, the Skills extension's frontmatter and the linter.
+
+use std::path::Path;
+
+use crate::fence::{self, FenceError};
+use crate::frontmatter;
+use crate::limits::{MAX_BODY_BYTES, MAX_FRONTMATTER_BYTES};
+use crate::problem::Reason;
+use crate::read;
+
+/// The file every skill directory holds.
+pub(crate) const SKILL_MD: &str = "SKILL.md";
+
+/// Most bytes of SKILL.md read: the largest frontmatter, its delimiter
+/// lines, and the largest body served.
+const MAX_SKILL_MD_BYTES: usize = MAX_FRONTMATTER_BYTES + 16 + MAX_BODY_BYTES;
+
+/// SKILL.md's text, read through the fence and capped (DISC-008).
+pub(crate) struct SkillMd {
+    pub(crate) text: String,
+    /// True when the file is larger than [`MAX_SKILL_MD_BYTES`].
+    pub(crate) cut: bool,
+}
+
+/// Reads SKILL.md of the skill at `dir` (a real directory). The same code
+/// serves discovery and `skill_load`, so both see one file the same way.
+pub(crate) fn read_skill_md(dir: &Path) -> Result<SkillMd, (Reason, String)> {
+    let opened = fence::open(dir, SKILL_MD).map_err(|e| match e {
+        FenceError::Escape { .. } => (
+            Reason::SymlinkEscape,
+            "SKILL.md is a symlink pointing outside this skill's own directory; refused".to_owned(),
+        ),
+        FenceError::NotRegular { kind, .. } => (
+            Reason::UnreadableSkillMd,
+            format!("SKILL.md is {kind}, not a regular file"),
+        ),
+        other => (
+            Reason::UnreadableSkillMd,
+            format!("SKILL.md could not be read: {other}"),
+        ),
+    })?;
+    let capped =
+        read::read_capped(&opened.file, &opened.meta, MAX_SKILL_MD_BYTES).map_err(|e| {
+            (
+                Reason::UnreadableSkillMd,
+                format!("SKILL.md could not be read: {e}"),
+            )
+        })?;
+    let text = read::utf8_prefix(&capped.bytes, capped.truncated).map_err(|at| {
+        (
+            Reason::UnreadableSkillMd,
+            format!("SKILL.md is not valid UTF-8 (first bad byte at offset {at})"),
+        )
+    })?;
+    Ok(SkillMd {
+        text: text.to_owned(),
+        cut: capped.truncated,
+    })
+}
+
+/// SKILL.md read through the fence and split at its frontmatter: the one
+/// place that sequence is written (issue 28 §6), for the scan,
+/// `skill_load`, the search index and the Skills extension alike.
+pub(crate) struct LoadedMd {
+    pub(crate) md: SkillMd,
+    /// Where the YAML lies in `md.text`, and its first line's number.
+    yaml: std::ops::Range<usize>,
+    pub(crate) yaml_line: usize,
+    /// Where the body starts in `md.text`.
+    pub(crate) body_offset: usize,
+}
+
+impl LoadedMd {
+    /// The YAML between the delimiter lines.
+    pub(crate) fn yaml(&self) -> &str {
+        self.md.text.get(self.yaml.clone()).unwrap_or("")
+    }
+
+    /// The body, verbatim.
+    pub(crate) fn body(&self) -> &str {
+        self.md.text.get(self.body_offset..).unwrap_or("")
+    }
+}
+
+/// Why SKILL.md could not be loaded.
+#[derive(Debug)]
+pub(crate) enum LoadError {
+    /// It could not be read (the fence, its size, its encoding).
+    Read(Reason, String),
+    /// It was read, but has no frontmatter that splits off.
+    Split(frontmatter::FrontmatterError),
+}
+
+/// Reads and splits SKILL.md of the skill at `dir`.
+pub(crate) fn load_skill_md(dir: &Path) -> Result<LoadedMd, LoadError> {
+    let md = read_skill_md(dir).map_err(|(reason, detail)| LoadError::Read(reason, detail))?;
+    let (yaml, yaml_line, body_offset) = {
+        let split = frontmatter::split(&md.text).map_err(LoadError::Split)?;
+        // The YAML is a slice of the text; where it starts, as an offset.
+        let start = split.yaml.as_ptr().addr() - md.text.as_ptr().addr();
+        (
+            start..start + split.yaml.len(),
+            split.yaml_line,
+            split.body_offset,
+        )
+    };
+    Ok(LoadedMd {
+        md,
+        yaml,
+        yaml_line,
+        body_offset,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    /// The SKILL.md read cap, from both sides (FM-004, LOAD-003): the
+    /// largest SKILL.md the rules allow — a BOM, CRLF delimiters, a 64 KiB
+    /// block and a 1 MiB body — is read whole, and a larger one is read to
+    /// the cap and no further (the numbers are spelt out, not taken from
+    /// the constant under test).
+    #[test]
+    fn the_skill_md_cap_reads_the_largest_allowed_whole_and_no_more() {
+        let tmp = tempfile::tempdir().unwrap();
+        let yaml_len = 64 * 1024;
+        let mut yaml = String::from("name: a\ndescription: d\n");
+        while yaml.len() < yaml_len - 2 {
+            yaml.push_str("#\n");
+        }
+        yaml.truncate(yaml_len - 1);
+        yaml.push('\n');
+        let body = "b".repeat(1024 * 1024);
+        let largest = format!("\u{feff}---\r\n{yaml}---\r\n{body}");
+        let dir = tmp.path().join("largest");
+        fs::create_dir(&dir).unwrap();
+        fs::write(dir.join(SKILL_MD), &largest).unwrap();
+        let md = read_skill_md(&dir).unwrap();
+        assert!(!md.cut, "the largest allowed SKILL.md was cut");
+        assert_eq!(md.text.len(), largest.len());
+
+        let dir = tmp.path().join("over");
+        fs::create_dir(&dir).unwrap();
+        fs::write(dir.join(SKILL_MD), "x".repeat(3 * 1024 * 1024)).unwrap();
+        let md = read_skill_md(&dir).unwrap();
+        assert!(md.cut);
+        assert_eq!(md.text.len(), 64 * 1024 + 16 + 1024 * 1024);
+    }
+}
