@@ -33,7 +33,6 @@ use std::os::unix::fs::OpenOptionsExt;
 
 use crate::catalog::{self, Catalog, Skill};
 use crate::fence;
-use crate::frontmatter;
 use crate::limits::{DIGEST_SETTLE_SECS, DIGEST_THREADS, SKX_MAX_RESOURCES, SKX_MAX_SKILL_BYTES};
 use crate::problem::{Problem, Reason};
 use crate::uri;
@@ -541,7 +540,7 @@ fn read_front(skill: &Skill) -> Result<String, String> {
         catalog::LoadError::Read(_, d) => d,
         catalog::LoadError::Split(e) => e.to_string(),
     })?;
-    let fm = frontmatter::parse(loaded.yaml(), loaded.yaml_line).map_err(|e| e.to_string())?;
+    let fm = loaded.parse().map_err(|e| e.to_string())?;
     let mut extra = JsonObject::new();
     let mut name = None;
     let mut description = None;

@@ -11,7 +11,7 @@ use super::skill_md::{LoadError, SKILL_MD, load_skill_md};
 use super::walk::walk;
 use crate::declaration::{self, Declaration};
 use crate::fence::{self, FenceError};
-use crate::frontmatter::{self, Fields};
+use crate::frontmatter::Fields;
 use crate::problem::{Problem, Reason};
 
 /// A served skill.
@@ -82,11 +82,7 @@ pub(super) fn read_skill(
             return None;
         }
     };
-    let (fm, block_error) = match frontmatter::parse_sparing_block(
-        loaded.yaml(),
-        loaded.yaml_line,
-        declaration::BLOCK_KEY,
-    ) {
+    let (fm, block_error) = match loaded.parse_sparing_block() {
         Ok(parsed) => parsed,
         Err(e) => {
             problems.push(

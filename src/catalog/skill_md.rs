@@ -4,8 +4,9 @@
 
 use std::path::Path;
 
+use crate::declaration;
 use crate::fence::{self, FenceError};
-use crate::frontmatter;
+use crate::frontmatter::{self, Frontmatter, FrontmatterError};
 use crate::limits::{MAX_BODY_BYTES, MAX_FRONTMATTER_BYTES};
 use crate::problem::Reason;
 use crate::read;
@@ -62,20 +63,36 @@ pub(crate) fn read_skill_md(dir: &Path) -> Result<SkillMd, (Reason, String)> {
 
 /// SKILL.md read through the fence and split at its frontmatter: the one
 /// place that sequence is written (issue 28 §6), for the scan,
-/// `skill_load`, the search index and the Skills extension alike.
+/// `skill_load`, the search index and the Skills extension alike; its
+/// YAML is parsed here too, one way or the other.
 pub(crate) struct LoadedMd {
     pub(crate) md: SkillMd,
     /// Where the YAML lies in `md.text`, and its first line's number.
     yaml: std::ops::Range<usize>,
-    pub(crate) yaml_line: usize,
+    yaml_line: usize,
     /// Where the body starts in `md.text`.
     pub(crate) body_offset: usize,
 }
 
 impl LoadedMd {
     /// The YAML between the delimiter lines.
-    pub(crate) fn yaml(&self) -> &str {
+    fn yaml(&self) -> &str {
         self.md.text.get(self.yaml.clone()).unwrap_or("")
+    }
+
+    /// The frontmatter, parsed strictly and whole (FM-002..FM-006): what
+    /// the Skills extension carries, every field.
+    pub(crate) fn parse(&self) -> Result<Frontmatter, FrontmatterError> {
+        frontmatter::parse(self.yaml(), self.yaml_line)
+    }
+
+    /// The frontmatter, parsed as the scan reads it: a YAML error inside
+    /// the `mcp-host:` block costs only the block, whose error comes back
+    /// beside the rest (DECL-002).
+    pub(crate) fn parse_sparing_block(
+        &self,
+    ) -> Result<(Frontmatter, Option<FrontmatterError>), FrontmatterError> {
+        frontmatter::parse_sparing_block(self.yaml(), self.yaml_line, declaration::BLOCK_KEY)
     }
 
     /// The body, verbatim.
@@ -90,7 +107,7 @@ pub(crate) enum LoadError {
     /// It could not be read (the fence, its size, its encoding).
     Read(Reason, String),
     /// It was read, but has no frontmatter that splits off.
-    Split(frontmatter::FrontmatterError),
+    Split(FrontmatterError),
 }
 
 /// Reads and splits SKILL.md of the skill at `dir`.
