@@ -737,6 +737,9 @@ fn read_skill(
             .at(e.line, e.column),
         );
     }
+    for n in frontmatter::keys::unknown(&fm) {
+        problems.push(Problem::new(&md_path, Reason::UnknownKey, n.message).at(n.line, n.column));
+    }
     let (fields, notes) = Fields::read(&fm);
     let (mut declaration, decl_notes) = declaration::read(&fm);
     // The `env` proposals are checked (their notes are above) but no door
