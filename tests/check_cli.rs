@@ -149,7 +149,7 @@ fn an_anthropics_skills_layout() {
     let out = stdout(&o);
     assert_eq!(code(&o), 1, "{out}");
     assert!(
-        out.contains("tests/fixtures/check/anthropic-like/spec: error[no-skill-md]: "),
+        out.contains("tests/fixtures/check/anthropic-like/spec: error[no-skill-md]: no SKILL.md in this directory, so it is not a skill; this root keeps its skills in skills/: point SKILLS_DIR at that directory to serve only them\n"),
         "{out}"
     );
     assert!(
@@ -670,5 +670,106 @@ fn a_misspelt_key_is_a_warning_that_names_the_key() {
             .unwrap()
             .contains("did you mean \"description\"?"),
         "{problems:?}"
+    );
+}
+
+// DISC-018 — `skill.md` and `Skill.md` are no SKILL.md, and the problem
+// says that the name is case-sensitive, for a directory of skills and for
+// a root meant as one skill; in the check and in the server's problems.
+#[test]
+fn a_skill_md_in_another_case_is_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let skills = tmp.path().join("skills-dir");
+    write(
+        &skills,
+        "lower/skill.md",
+        "---\nname: lower\ndescription: d\n---\n",
+    );
+    write(
+        &skills,
+        "upper/Skill.md",
+        "---\nname: upper\ndescription: d\n---\n",
+    );
+    write(&skills, "plain/notes.md", "notes\n");
+    let one = tmp.path().join("one");
+    write(&one, "skill.md", "---\nname: one\ndescription: d\n---\n");
+    let o = run_in(tmp.path(), &["check", "skills-dir", "one"], &[]);
+    let out = stdout(&o);
+    assert_eq!(code(&o), 1, "{out}");
+    for want in [
+        "skills-dir/lower: error[no-skill-md]: no SKILL.md in this directory, so it is not a skill: it holds \"skill.md\", and the name is case-sensitive; rename it SKILL.md\n",
+        "skills-dir/upper: error[no-skill-md]: no SKILL.md in this directory, so it is not a skill: it holds \"Skill.md\", and the name is case-sensitive; rename it SKILL.md\n",
+        "skills-dir/plain: error[no-skill-md]: no SKILL.md in this directory, so it is not a skill\n",
+        "one: error[no-skill-md]: no SKILL.md in this root, so it is not a skill: it holds \"skill.md\", and the name is case-sensitive; rename it SKILL.md\n",
+    ] {
+        assert!(out.contains(want), "missing {want:?} in\n{out}");
+    }
+    let problems = server_problems(&skills);
+    assert_eq!(problems.len(), 3, "{problems:?}");
+    assert!(
+        problems[0]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("it holds \"skill.md\", and the name is case-sensitive"),
+        "{problems:?}"
+    );
+    let problems = server_problems(&one);
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert_eq!(problems[0]["reason"], "no-skill-md");
+    assert!(
+        problems[0]["path"].as_str().unwrap().ends_with("/one"),
+        "{problems:?}"
+    );
+}
+
+// DISC-019 — a repository root with its skills in skills/ beside folders
+// that are no skills: each of those says to point at skills/, hidden
+// folders stay silent, and pointed at skills/ the tree passes. A root
+// without skills/ gets no such hint.
+#[test]
+fn a_repository_root_points_at_its_skills() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    common::skill(&repo.join("skills"), "alpha");
+    common::skill(&repo.join("skills"), "beta");
+    write(&repo, "docs/guide.md", "# guide\n");
+    write(&repo, ".github/workflows/ci.yml", "on: push\n");
+    write(&repo, "README.md", "# repo\n");
+    let hint = "; this root keeps its skills in skills/: point SKILLS_DIR at that directory to serve only them";
+    let o = run_in(tmp.path(), &["check", "repo"], &[]);
+    let out = stdout(&o);
+    assert_eq!(code(&o), 1, "{out}");
+    assert!(
+        out.contains(&format!(
+            "repo/docs: error[no-skill-md]: no SKILL.md in this directory, so it is not a skill{hint}\n"
+        )),
+        "{out}"
+    );
+    assert!(!out.contains(".github"), "{out}");
+    assert!(
+        out.contains("check failed: 2 skills served; 1 error, 0 warnings"),
+        "{out}"
+    );
+    let problems = server_problems(&repo);
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert!(
+        problems[0]["detail"].as_str().unwrap().ends_with(hint),
+        "{problems:?}"
+    );
+
+    let o = run_in(tmp.path(), &["check", "repo/skills"], &[]);
+    assert_eq!(code(&o), 0, "{}", stdout(&o));
+
+    // No skills/ (or an empty one): nothing to point at.
+    std::fs::remove_dir_all(repo.join("skills/alpha")).unwrap();
+    std::fs::remove_dir_all(repo.join("skills/beta")).unwrap();
+    common::skill(&repo, "gamma");
+    let o = run_in(tmp.path(), &["check", "repo"], &[]);
+    let out = stdout(&o);
+    assert!(
+        out.contains(
+            "repo/docs: error[no-skill-md]: no SKILL.md in this directory, so it is not a skill\n"
+        ),
+        "{out}"
     );
 }
