@@ -20,6 +20,9 @@ pub enum Reason {
     MalformedFrontmatter,
     /// Something in the frontmatter or `mcp-host:` block was ignored (DECL-*).
     Declaration,
+    /// A top-level frontmatter key neither the Agent Skills spec, Claude
+    /// Code nor this server defines; ignored, and the skill served (FM-007).
+    UnknownKey,
     /// Two directories contribute one name; neither is served (DISC-005).
     DuplicateName,
     /// The frontmatter (or a symlink) names the skill otherwise than its

@@ -149,7 +149,7 @@ fn an_anthropics_skills_layout() {
     let out = stdout(&o);
     assert_eq!(code(&o), 1, "{out}");
     assert!(
-        out.contains("tests/fixtures/check/anthropic-like/spec: error[no-skill-md]: "),
+        out.contains("tests/fixtures/check/anthropic-like/spec: error[no-skill-md]: no SKILL.md in this directory, so it is not a skill; this root keeps its skills in skills/: point SKILLS_DIR at that directory to serve only them\n"),
         "{out}"
     );
     assert!(
@@ -188,7 +188,7 @@ fn a_broken_tree_prints_each_problem_with_its_location() {
         "9 |      timeout: 30\n  |      ^\n",
         "future-version/SKILL.md:5:12: error[declaration]: \"mcp-host\" declares major version 2",
         "5 |   version: 2\n  |            ^\n",
-        "unknown-key/SKILL.md:4:7: error[declaration]: unknown frontmatter key \"tags\" (ignored)\n  |\n4 | tags: [demo, fixtures]\n  |       ^\n",
+        "unknown-key/SKILL.md:4:7: warning[unknown-key]: unknown frontmatter key \"tags\" (ignored): neither the Agent Skills spec nor Claude Code defines it; keep fields of your own under \"metadata\"\n  |\n4 | tags: [demo, fixtures]\n  |       ^\n",
         "missing-script/SKILL.md: error[declared-script-missing]: declares \"scripts/gone.js\"",
         "renamed/SKILL.md: error[name-mismatch]: frontmatter names it \"renamed-skill\"",
         "unclosed/SKILL.md: error[malformed-frontmatter]: SKILL.md frontmatter is never closed",
@@ -207,8 +207,10 @@ fn a_broken_tree_prints_each_problem_with_its_location() {
         out.contains("served missing-script: 1 file, 189 B; unavailable: scripts/gone.js (declared, but it is not a file in this skill)"),
         "{out}"
     );
-    // What the skills door already refused is not warned again.
-    assert!(!out.contains("warning["), "{out}");
+    // What the skills door already refused is not warned again: the one
+    // warning is the unknown key (CHECK-018).
+    assert_eq!(out.matches("warning[").count(), 1, "{out}");
+    assert!(!out.contains("warning[agentskills-"), "{out}");
 }
 
 // CHECK-007 — the JSON report, pinned as printed (field order and all);
@@ -544,4 +546,230 @@ fn listing(dir: &Path) -> Vec<PathBuf> {
     }
     out.sort();
     out
+}
+
+/// Writes `<root>/<dir>/<file>` holding `text`, creating directories.
+fn write(root: &Path, rel: &str, text: &str) {
+    let at = root.join(rel);
+    std::fs::create_dir_all(at.parent().unwrap()).unwrap();
+    std::fs::write(at, text).unwrap();
+}
+
+/// The server's `problems` for `root`, through MCP.
+fn server_problems(root: &Path) -> Vec<Value> {
+    let mut s = common::Session::start(Path::new(BIN), &[("SKILLS_DIR", root.to_str().unwrap())]);
+    let list = s.tool("skill_list", serde_json::json!({}));
+    assert!(s.finish().success());
+    list["problems"].as_array().cloned().unwrap_or_default()
+}
+
+// CHECK-018, FM-007 — a skill written for Claude Code, with every key its
+// docs define, is no finding: exit 0, nothing warned, nothing in the
+// server's problems, and served.
+#[test]
+fn claude_code_keys_are_no_finding() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(
+        tmp.path(),
+        "review/SKILL.md",
+        "---\nname: review\ndescription: Reviews a change.\nwhen_to_use: When a diff is ready.\n\
+         model: sonnet\neffort: high\nallowed-tools: Read, Grep\ndisable-model-invocation: true\n\
+         user-invocable: false\nargument-hint: \"[file]\"\narguments: [file]\ncontext: fork\n\
+         agent: Explore\npaths: [\"src/**\"]\nshell: bash\nhooks:\n  PreToolUse: []\n\
+         license: MIT\ncompatibility: any\nmetadata:\n  author: me\nversion: 1.0.0\n---\nReview it.\n",
+    );
+    let o = run_in(tmp.path(), &["check", "--strict", "."], &[]);
+    let out = stdout(&o);
+    assert_eq!(code(&o), 0, "{out}");
+    assert!(
+        out.contains("check passed: 1 skill served; 0 errors, 0 warnings"),
+        "{out}"
+    );
+    assert_eq!(server_problems(tmp.path()), Vec::<Value>::new());
+}
+
+// CHECK-018, FM-007 — a key nobody defines is a warning under its own code
+// (never `declaration`), naming the key a near miss means; the skill is
+// served, the check passes unless --strict, and the server reports it.
+#[test]
+fn a_misspelt_key_is_a_warning_that_names_the_key() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(
+        tmp.path(),
+        "near/SKILL.md",
+        "---\nname: near\ndescription: d\nlicence: MIT\nauthor: me\n---\nbody\n",
+    );
+    let o = run_in(tmp.path(), &["check", "."], &[]);
+    let out = stdout(&o);
+    assert_eq!(code(&o), 0, "{out}");
+    for want in [
+        "near/SKILL.md:4:10: warning[unknown-key]: unknown frontmatter key \"licence\" (ignored): did you mean \"license\"?\n  |\n4 | licence: MIT\n  |          ^\n",
+        "near/SKILL.md:5:9: warning[unknown-key]: unknown frontmatter key \"author\" (ignored): neither the Agent Skills spec nor Claude Code defines it; keep fields of your own under \"metadata\"",
+        "check passed: 1 skill served; 0 errors, 2 warnings",
+    ] {
+        assert!(out.contains(want), "missing {want:?} in\n{out}");
+    }
+    assert!(!out.contains("error[declaration]"), "{out}");
+    assert_eq!(
+        code(&run_in(tmp.path(), &["check", "--strict", "."], &[])),
+        1
+    );
+
+    // The typo the issue met: the warning names "description"; the missing
+    // description is the skills door's own error, as before.
+    write(
+        tmp.path(),
+        "typo/SKILL.md",
+        "---\nname: typo\ndescripton: Misspelt.\n---\nbody\n",
+    );
+    let o = run_in(tmp.path(), &["check", "--format", "json", "."], &[]);
+    assert_eq!(code(&o), 1);
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let findings = v["findings"].as_array().unwrap();
+    let typo: Vec<&Value> = findings
+        .iter()
+        .filter(|f| f["path"].as_str().unwrap().ends_with("typo/SKILL.md"))
+        .collect();
+    assert_eq!(typo.len(), 2, "{typo:?}");
+    assert_eq!(
+        (&typo[0]["severity"], &typo[0]["kind"], &typo[0]["line"]),
+        (&"warning".into(), &"unknown-key".into(), &3.into()),
+        "{typo:?}"
+    );
+    assert!(
+        typo[0]["message"]
+            .as_str()
+            .unwrap()
+            .ends_with("(ignored): did you mean \"description\"? (line 3, column 13)"),
+        "{typo:?}"
+    );
+    assert_eq!(
+        (&typo[1]["severity"], &typo[1]["kind"]),
+        (&"error".into(), &"skills-extension".into())
+    );
+    assert_eq!(v["counts"]["warnings"], 3);
+
+    let problems = server_problems(tmp.path());
+    let reasons: Vec<&str> = problems
+        .iter()
+        .map(|p| p["reason"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        reasons,
+        [
+            "unknown-key",
+            "unknown-key",
+            "unknown-key",
+            "skills-extension"
+        ],
+        "{problems:?}"
+    );
+    assert!(
+        problems[2]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("did you mean \"description\"?"),
+        "{problems:?}"
+    );
+}
+
+// DISC-018 — `skill.md` and `Skill.md` are no SKILL.md, and the problem
+// says that the name is case-sensitive, for a directory of skills and for
+// a root meant as one skill; in the check and in the server's problems.
+#[test]
+fn a_skill_md_in_another_case_is_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let skills = tmp.path().join("skills-dir");
+    write(
+        &skills,
+        "lower/skill.md",
+        "---\nname: lower\ndescription: d\n---\n",
+    );
+    write(
+        &skills,
+        "upper/Skill.md",
+        "---\nname: upper\ndescription: d\n---\n",
+    );
+    write(&skills, "plain/notes.md", "notes\n");
+    let one = tmp.path().join("one");
+    write(&one, "skill.md", "---\nname: one\ndescription: d\n---\n");
+    let o = run_in(tmp.path(), &["check", "skills-dir", "one"], &[]);
+    let out = stdout(&o);
+    assert_eq!(code(&o), 1, "{out}");
+    for want in [
+        "skills-dir/lower: error[no-skill-md]: no SKILL.md in this directory, so it is not a skill: it holds \"skill.md\", and the name is case-sensitive; rename it SKILL.md\n",
+        "skills-dir/upper: error[no-skill-md]: no SKILL.md in this directory, so it is not a skill: it holds \"Skill.md\", and the name is case-sensitive; rename it SKILL.md\n",
+        "skills-dir/plain: error[no-skill-md]: no SKILL.md in this directory, so it is not a skill\n",
+        "one: error[no-skill-md]: no SKILL.md in this root, so it is not a skill: it holds \"skill.md\", and the name is case-sensitive; rename it SKILL.md\n",
+    ] {
+        assert!(out.contains(want), "missing {want:?} in\n{out}");
+    }
+    let problems = server_problems(&skills);
+    assert_eq!(problems.len(), 3, "{problems:?}");
+    assert!(
+        problems[0]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("it holds \"skill.md\", and the name is case-sensitive"),
+        "{problems:?}"
+    );
+    let problems = server_problems(&one);
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert_eq!(problems[0]["reason"], "no-skill-md");
+    assert!(
+        problems[0]["path"].as_str().unwrap().ends_with("/one"),
+        "{problems:?}"
+    );
+}
+
+// DISC-019 — a repository root with its skills in skills/ beside folders
+// that are no skills: each of those says to point at skills/, hidden
+// folders stay silent, and pointed at skills/ the tree passes. A root
+// without skills/ gets no such hint.
+#[test]
+fn a_repository_root_points_at_its_skills() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    common::skill(&repo.join("skills"), "alpha");
+    common::skill(&repo.join("skills"), "beta");
+    write(&repo, "docs/guide.md", "# guide\n");
+    write(&repo, ".github/workflows/ci.yml", "on: push\n");
+    write(&repo, "README.md", "# repo\n");
+    let hint = "; this root keeps its skills in skills/: point SKILLS_DIR at that directory to serve only them";
+    let o = run_in(tmp.path(), &["check", "repo"], &[]);
+    let out = stdout(&o);
+    assert_eq!(code(&o), 1, "{out}");
+    assert!(
+        out.contains(&format!(
+            "repo/docs: error[no-skill-md]: no SKILL.md in this directory, so it is not a skill{hint}\n"
+        )),
+        "{out}"
+    );
+    assert!(!out.contains(".github"), "{out}");
+    assert!(
+        out.contains("check failed: 2 skills served; 1 error, 0 warnings"),
+        "{out}"
+    );
+    let problems = server_problems(&repo);
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert!(
+        problems[0]["detail"].as_str().unwrap().ends_with(hint),
+        "{problems:?}"
+    );
+
+    let o = run_in(tmp.path(), &["check", "repo/skills"], &[]);
+    assert_eq!(code(&o), 0, "{}", stdout(&o));
+
+    // No skills/ (or an empty one): nothing to point at.
+    std::fs::remove_dir_all(repo.join("skills/alpha")).unwrap();
+    std::fs::remove_dir_all(repo.join("skills/beta")).unwrap();
+    common::skill(&repo, "gamma");
+    let o = run_in(tmp.path(), &["check", "repo"], &[]);
+    let out = stdout(&o);
+    assert!(
+        out.contains(
+            "repo/docs: error[no-skill-md]: no SKILL.md in this directory, so it is not a skill\n"
+        ),
+        "{out}"
+    );
 }

@@ -20,9 +20,10 @@ fn check(text: &str) {
     else {
         return;
     };
+    let unknown = frontmatter::keys::unknown(&fm);
     let (fields, notes) = frontmatter::Fields::read(&fm);
     let (decl, decl_notes) = declaration::read(&fm);
-    for note in notes.iter().chain(&decl_notes) {
+    for note in unknown.iter().chain(&notes).chain(&decl_notes) {
         let _ = (&note.message, note.line, note.column);
     }
     let _ = (fields, decl);

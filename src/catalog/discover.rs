@@ -223,6 +223,31 @@ fn has_skill_md(dir: &Path) -> bool {
     fs::symlink_metadata(dir.join(SKILL_MD)).is_ok()
 }
 
+/// A `skill.md` or `Skill.md` in a directory without `SKILL.md`: what its
+/// author meant, on a file system that tells case apart (DISC-018). Only
+/// directories already found to be no skill pay this read.
+fn case_variant(dir: &Path) -> Option<String> {
+    fs::read_dir(dir)
+        .ok()?
+        .filter_map(Result::ok)
+        .find_map(|e| {
+            let name = e.file_name().into_string().ok()?;
+            (name.eq_ignore_ascii_case(SKILL_MD) && name != SKILL_MD).then_some(name)
+        })
+}
+
+/// What a `no-skill-md` problem says: that the directory is no skill and,
+/// when it holds a SKILL.md spelt in another case, that the name is
+/// case-sensitive (DISC-018).
+fn no_skill_md(dir: &Path, what: &str) -> String {
+    match case_variant(dir) {
+        Some(v) => format!(
+            "no SKILL.md in this {what}, so it is not a skill: it holds {v:?}, and the name is case-sensitive; rename it SKILL.md"
+        ),
+        None => format!("no SKILL.md in this {what}, so it is not a skill"),
+    }
+}
+
 impl Scan<'_> {
     /// One configured root; `hint` ends the detail of a root that cannot
     /// be read (CONF-004, CONF-009).
@@ -257,8 +282,18 @@ impl Scan<'_> {
             }
             return;
         }
+        // A root meant as one skill, whose SKILL.md is spelt in another case.
+        if case_variant(&real).is_some() {
+            self.problems.push(Problem::new(
+                show(root),
+                Reason::NoSkillMd,
+                no_skill_md(&real, "root"),
+            ));
+        }
         // Layout 2: a directory of skills.
+        let first_problem = self.problems.len();
         self.parent(i, &real, &real);
+        let (beside_problems, beside_candidates) = (self.problems.len(), self.candidates.len());
         // Layout 3: `<root>/skills/<name>/SKILL.md`.
         let skills = real.join("skills");
         if skills.is_dir() && !has_skill_md(&skills) {
@@ -269,6 +304,18 @@ impl Scan<'_> {
                     Reason::SymlinkEscape,
                     "the \"skills\" directory resolves outside the configured root; refused",
                 )),
+            }
+        }
+        // A repository root whose skills sit under `skills/` beside folders
+        // that are no skills (docs/, spec/): each of those says where the
+        // skills are (DISC-019).
+        if self.candidates.len() > beside_candidates {
+            for p in &mut self.problems[first_problem..beside_problems] {
+                if p.reason == Reason::NoSkillMd {
+                    p.detail.push_str(
+                        "; this root keeps its skills in skills/: point SKILLS_DIR at that directory to serve only them",
+                    );
+                }
             }
         }
     }
@@ -361,7 +408,7 @@ impl Scan<'_> {
                 self.problems.push(Problem::new(
                     show(&at),
                     Reason::NoSkillMd,
-                    "no SKILL.md in this directory, so it is not a skill",
+                    no_skill_md(&real, "directory"),
                 ));
             }
         }

@@ -11,7 +11,7 @@ use super::skill_md::{LoadError, SKILL_MD, load_skill_md};
 use super::walk::walk;
 use crate::declaration::{self, Declaration};
 use crate::fence::{self, FenceError};
-use crate::frontmatter::Fields;
+use crate::frontmatter::{self, Fields};
 use crate::problem::{Problem, Reason};
 
 /// A served skill.
@@ -103,6 +103,9 @@ pub(super) fn read_skill(
             )
             .at(e.line, e.column),
         );
+    }
+    for n in frontmatter::keys::unknown(&fm) {
+        problems.push(Problem::new(&md_path, Reason::UnknownKey, n.message).at(n.line, n.column));
     }
     let (fields, notes) = Fields::read(&fm);
     let (mut declaration, decl_notes) = declaration::read(&fm);

@@ -1,5 +1,5 @@
 //! `skill-mcp check`: what the server would see in a skills tree, said the
-//! way a compiler says it (spec CHECK-001..CHECK-017).
+//! way a compiler says it (spec CHECK-001..CHECK-018).
 //!
 //! Nothing here discovers anything. The report is built from
 //! [`Snapshot::boot`] — the very pass the server makes at startup — so the
@@ -9,7 +9,9 @@
 //! offending line and a caret, via `annotate-snippets`), the stable JSON
 //! report, and the Agent Skills spec warnings (agentskills.io) that the
 //! server deliberately does not enforce: they are advice to an author,
-//! never a reason to refuse a skill, so they never enter `problems`.
+//! never a reason to refuse a skill, so they never enter `problems`. The
+//! server's one problem that refuses nothing, an unknown frontmatter key,
+//! is shown as a warning too (CHECK-018).
 
 mod json;
 #[cfg(test)]
@@ -60,7 +62,8 @@ pub enum Format {
 pub enum Severity {
     /// Something the server refused or ignored: always a failure.
     Error,
-    /// Advice the server does not enforce: a failure only with `--strict`.
+    /// Advice the server does not enforce, or an unknown frontmatter key it
+    /// ignores: a failure only with `--strict`.
     Warning,
 }
 
@@ -172,14 +175,19 @@ impl Finding {
     }
 
     /// A server problem, with its offending line read back from SKILL.md
-    /// when it has a position.
+    /// when it has a position. Every problem is an error but an unknown
+    /// frontmatter key: the server ignores it and serves the skill, and a
+    /// key some other host reads is no reason to fail a tree (CHECK-018).
     fn from_problem(p: &Problem) -> Finding {
         let source = match (p.line, p.column) {
             (Some(line), Some(_)) => source_line(Path::new(&p.path), line),
             _ => None,
         };
         Finding {
-            severity: Severity::Error,
+            severity: match p.reason {
+                Reason::UnknownKey => Severity::Warning,
+                _ => Severity::Error,
+            },
             kind: Kind::Problem(p.reason),
             path: p.path.clone(),
             line: p.line,

@@ -24,6 +24,7 @@ use serde_yaml_ng::{Mapping, Number, Value};
 
 use crate::limits::MAX_FRONTMATTER_BYTES;
 
+pub mod keys;
 pub mod simple;
 
 /// Deepest nesting of collections accepted. Frontmatter is a few levels
@@ -751,21 +752,6 @@ impl Note {
     }
 }
 
-/// Top-level keys this server knows: the Agent Skills fields and the
-/// `mcp-host` block. Any other key is reported by name and ignored.
-pub const KNOWN_KEYS: &[&str] = &[
-    "name",
-    "description",
-    "when-to-use",
-    "when_to_use",
-    "license",
-    "compatibility",
-    "version",
-    "allowed-tools",
-    "metadata",
-    "mcp-host",
-];
-
 /// The skill's own top-level fields.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Fields {
@@ -776,24 +762,10 @@ pub struct Fields {
 
 impl Fields {
     /// Reads `name`, `description` and `when-to-use` (or `when_to_use`),
-    /// reporting unknown keys and fields that are not strings (spec FM-010).
+    /// reporting those that are not strings (spec FM-007). Unknown keys
+    /// are [`keys::unknown`]'s.
     pub fn read(fm: &Frontmatter) -> (Fields, Vec<Note>) {
         let mut notes = Vec::new();
-        for key in fm.map.keys() {
-            match key {
-                Value::String(k) if KNOWN_KEYS.contains(&k.as_str()) => {}
-                Value::String(k) => notes.push(Note::at(
-                    &fm.positions,
-                    &[Seg::Key(k.clone())],
-                    format!("unknown frontmatter key {k:?} (ignored)"),
-                )),
-                _ => notes.push(Note {
-                    message: "a frontmatter key that is not a string (ignored)".into(),
-                    line: None,
-                    column: None,
-                }),
-            }
-        }
         let mut string = |key: &str| match fm.map.get(key) {
             None | Some(Value::Null) => None,
             Some(Value::String(s)) => Some(s.clone()),
