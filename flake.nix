@@ -125,12 +125,14 @@
               }
             );
 
+          # Named as the Cargo package is (`skill-mcp` on crates.io is
+          # another project's); the binary and the image stay `skill-mcp`.
           default = server {
-            pname = "skill-mcp";
+            pname = cargoToml.package.name;
             withRunner = true;
           };
           with-python = server {
-            pname = "skill-mcp-with-python";
+            pname = "${cargoToml.package.name}-with-python";
             features = [ "python3" ];
             extraEnv.SKILL_MCP_PYTHON3 = python3;
           };

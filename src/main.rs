@@ -24,16 +24,25 @@ use skill_mcp::{reload, transport};
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
+    /// Serving with no command takes the serve command's options, so a
+    /// client's configuration can stay `skill-mcp --watch`. Not global:
+    /// `check` reads once and has nothing to watch (issue 30 §4).
+    #[command(flatten)]
+    serve: ServeArgs,
+}
+
+#[derive(Args)]
+struct ServeArgs {
     /// Watch the roots and rescan when they change, notifying the client
     /// (also SKILL_MCP_WATCH=1). Refused when a host started the server.
-    #[arg(long, global = true)]
+    #[arg(long)]
     watch: bool,
 }
 
 #[derive(Subcommand)]
 enum Command {
     /// Serve over stdio (what `skill-mcp` with no command does).
-    Serve,
+    Serve(ServeArgs),
     /// See what the server would see: the skills it would serve, which
     /// scripts may run, and every problem with its location.
     #[command(
@@ -78,10 +87,22 @@ fn main() -> ExitCode {
         )
         .init();
     match cli.command {
-        None | Some(Command::Serve) => {
+        None => {
             harden_for_serving();
-            serve_blocking(config, cli.watch)
+            serve_blocking(config, cli.serve.watch)
         }
+        Some(Command::Serve(args)) => {
+            harden_for_serving();
+            serve_blocking(config, cli.serve.watch || args.watch)
+        }
+        // `skill-mcp --watch check`: the flag was given before the command
+        // it does not apply to; a usage error, as `check --watch` is.
+        Some(Command::Check(_)) if cli.serve.watch => Cli::command()
+            .error(
+                clap::error::ErrorKind::ArgumentConflict,
+                "--watch applies to serving (`skill-mcp --watch` or `skill-mcp serve --watch`); `check` reads the roots once",
+            )
+            .exit(),
         // `check` runs no script, so it has nothing to keep from one
         // (spec RUN-024's Decision): it leaves its process as it was.
         Some(Command::Check(args)) => run_check(config, args),

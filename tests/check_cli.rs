@@ -161,8 +161,7 @@ fn an_anthropics_skills_layout() {
     assert!(out.contains("served template: 1 file"), "{out}");
 }
 
-// CHECK-002 — the text report for that corpus, line for line (it is the
-// README's sample).
+// CHECK-002 — the text report for that corpus, line for line.
 #[cfg(not(feature = "python3"))]
 #[test]
 fn the_text_report_of_the_corpus() {
@@ -290,6 +289,60 @@ fn help_and_version_follow_cli_conventions() {
         stdout(&o).trim(),
         format!("skill-mcp {}", env!("CARGO_PKG_VERSION"))
     );
+}
+
+// CHECK-016 — `--watch` is serving's option: listed where serving is,
+// refused with `check`, and it watches with or without `serve`.
+#[test]
+fn watch_is_an_option_of_serving_only() {
+    for args in [&["--help"][..], &["serve", "--help"]] {
+        let o = run(args);
+        assert_eq!(code(&o), 0);
+        assert!(stdout(&o).contains("--watch"), "{args:?}: {}", stdout(&o));
+    }
+    let o = run(&["check", "--help"]);
+    assert!(!stdout(&o).contains("--watch"), "{}", stdout(&o));
+    for args in [
+        &["check", "--watch"][..],
+        &["--watch", "check"],
+        &["check", "--watch", "skills"],
+    ] {
+        let o = run(args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(code(&o), 2, "{args:?}: {err}");
+        assert!(
+            o.stdout.is_empty() && err.contains("--watch"),
+            "{args:?}: {err}"
+        );
+    }
+    for args in [&["--watch"][..], &["serve", "--watch"]] {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("skills");
+        common::skill(&root, "first");
+        let mut cmd = Command::new(BIN);
+        cmd.args(args);
+        let dir = root.to_str().unwrap();
+        let mut s = common::Session::start_command(cmd, &[("SKILLS_DIR", dir)]);
+        let list = s.tool("skill_list", serde_json::json!({}));
+        assert_eq!(common::names(&list), ["first"], "{args:?}");
+        // The watch is set up once the session has started; give it the
+        // time tests/reload_roots.rs gives it (two debounce windows).
+        std::thread::sleep(std::time::Duration::from_secs(2));
+        common::skill(&root, "second");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        loop {
+            let list = s.tool("skill_list", serde_json::json!({}));
+            if common::names(&list) == ["first", "second"] {
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{args:?}: a skill added under --watch never appeared: {list}"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        assert!(s.finish().success(), "{args:?}");
+    }
 }
 
 // CHECK-016 — with no arguments (and with `serve`) it is the MCP server.

@@ -14,6 +14,13 @@
 //!
 //! Claude Code lives where the README's test command installs it
 //! (`.npm-tools` at the repository root); `SKILL_MCP_CLAUDE` overrides.
+//!
+//! `claude mcp add` and `claude mcp list` are the README's own lines
+//! (spec DOC-001), read from it: the server is added in user scope and
+//! listed from a directory that is not the one it was added in.
+
+mod common;
+use common::readme;
 
 use std::fs::File;
 use std::io::{BufRead, BufReader};
@@ -87,7 +94,7 @@ struct Setup {
 impl Setup {
     fn new() -> Setup {
         let dir = tempfile::tempdir().unwrap();
-        for d in ["home", "project", "tmp", "out"] {
+        for d in ["home", "project", "elsewhere", "tmp", "out"] {
             std::fs::create_dir(dir.path().join(d)).unwrap();
         }
         let record = dir.path().join("standin.json");
@@ -139,12 +146,24 @@ impl Setup {
     /// `claude ARGS` in the project directory, in a cleared environment,
     /// killed (with the server it started) after `limit`.
     fn claude(&self, name: &str, args: &[&str], env: &[(&str, &str)], limit: Duration) -> Ran {
+        self.claude_in("project", name, args, env, limit)
+    }
+
+    /// `claude ARGS` in the directory `dir` of the temporary tree.
+    fn claude_in(
+        &self,
+        dir: &str,
+        name: &str,
+        args: &[&str],
+        env: &[(&str, &str)],
+        limit: Duration,
+    ) -> Ran {
         let here = format!("http://127.0.0.1:{}", self.port);
         let out = self.path(&format!("out/{name}.stdout"));
         let err = self.path(&format!("out/{name}.stderr"));
         let mut cmd = Command::new(claude());
         cmd.args(args)
-            .current_dir(self.path("project"))
+            .current_dir(self.path(dir))
             .env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", self.path("home"))
@@ -199,37 +218,48 @@ impl Setup {
         }
     }
 
-    /// `claude mcp add` (local scope: this project, in this HOME's
-    /// `~/.claude.json`), then `claude mcp list` connects to it.
+    /// The README's `claude mcp add` (user scope: every directory, in this
+    /// HOME's `~/.claude.json`), with its placeholders as this test has
+    /// them; then the README's `claude mcp list`, run in another directory,
+    /// connects to it.
     fn add_and_list(&self) {
-        let skills = format!("SKILLS_DIR={ROOT}/skills");
-        let add = self.claude(
-            "mcp-add",
-            &[
-                "mcp", "add", "skills", "-s", "local", "-e", &skills, "--", BIN,
-            ],
-            &[],
-            Duration::from_secs(120),
+        let skills = Path::new(ROOT).join("skills");
+        let words: Vec<String> = readme_words("claude mcp add")
+            .iter()
+            .map(|w| readme::substitute(w, &skills, Path::new(BIN)))
+            .collect();
+        assert!(
+            words.windows(2).any(|w| w == ["-s", "user"]),
+            "the README adds the server in user scope: {words:?}"
         );
+        let args: Vec<&str> = words.iter().map(String::as_str).collect();
+        let add = self.claude("mcp-add", &args, &[], Duration::from_secs(120));
         assert!(add.status.success(), "claude mcp add: {}", add.show());
         no_warning_about_the_server("claude mcp add", &add.stderr);
         let config: Value =
             serde_json::from_slice(&std::fs::read(self.path("home/.claude.json")).unwrap())
                 .expect("claude mcp add wrote the temporary HOME's ~/.claude.json");
-        let added: Vec<&Value> = config["projects"]
+        let added = &config["mcpServers"]["skills"];
+        assert!(
+            added["command"] == BIN && added["env"]["SKILLS_DIR"] == format!("{ROOT}/skills"),
+            "the server is the user's, with its SKILLS_DIR: {config}"
+        );
+        let in_projects = config["projects"]
             .as_object()
             .into_iter()
             .flat_map(|p| p.values())
-            .filter_map(|p| p["mcpServers"].get("skills"))
-            .collect();
-        assert!(
-            added.len() == 1
-                && added[0]["command"] == BIN
-                && added[0]["env"]["SKILLS_DIR"] == format!("{ROOT}/skills"),
-            "the server is this project's, with its SKILLS_DIR: {config}"
-        );
+            .any(|p| p["mcpServers"].get("skills").is_some());
+        assert!(!in_projects, "user scope, not one project's: {config}");
 
-        let list = self.claude("mcp-list", &["mcp", "list"], &[], Duration::from_secs(180));
+        let words = readme_words("claude mcp list");
+        let args: Vec<&str> = words.iter().map(String::as_str).collect();
+        let list = self.claude_in(
+            "elsewhere",
+            "mcp-list",
+            &args,
+            &[],
+            Duration::from_secs(180),
+        );
         assert!(list.status.success(), "claude mcp list: {}", list.show());
         let line = list
             .stdout
@@ -350,6 +380,18 @@ impl Setup {
         );
         no_warning_about_the_server("claude -p", &run.stderr);
     }
+}
+
+/// The README's command starting `prefix`, as `claude`'s arguments.
+fn readme_words(prefix: &str) -> Vec<String> {
+    let command = readme::command(prefix);
+    let words = shlex::split(&command).unwrap_or_default();
+    assert_eq!(
+        words.first().map(String::as_str),
+        Some("claude"),
+        "{command:?}"
+    );
+    words[1..].to_vec()
 }
 
 /// Claude Code's stderr says nothing about this server or its tools'

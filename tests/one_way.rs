@@ -1,8 +1,8 @@
 //! Data flows one way (issue "One-way flow"): the `crate::` references of
 //! `src/` form no cycle, so the modules stack in floors — each imports only
-//! modules on floors below its own. The floors are printed, and README's
-//! module table (floor and imports of each module) is checked against
-//! them, so the picture there stays true.
+//! modules on floors below its own. The floors are printed, and
+//! CONTRIBUTING.md's module table (floor and imports of each module) is
+//! checked against them, so the picture there stays true.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -136,10 +136,10 @@ fn the_modules_stack_in_floors() {
             .collect();
         println!("floor {f}: {}", on.join("; "));
     }
-    // README's module table gives each module's floor and imports; they
-    // must be these.
-    let readme = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
-        .expect("README.md");
+    // CONTRIBUTING.md's module table gives each module's floor and
+    // imports; they must be these.
+    let doc = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("CONTRIBUTING.md"))
+        .expect("CONTRIBUTING.md");
     for (m, f) in &floors {
         let deps: Vec<&str> = g[m].iter().map(String::as_str).collect();
         let deps = if deps.is_empty() {
@@ -149,8 +149,8 @@ fn the_modules_stack_in_floors() {
         };
         let row = format!("| `{m}` | {f} | {deps} |");
         assert!(
-            readme.contains(&row),
-            "README's module table has no row starting {row:?}: update its Architecture section"
+            doc.contains(&row),
+            "CONTRIBUTING.md's module table has no row starting {row:?}: update its Architecture section"
         );
     }
 }
