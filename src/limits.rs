@@ -76,6 +76,15 @@ pub const MAX_QUERY_BYTES: usize = 1024;
 /// which would outweigh the description and cost memory at 10,000 skills.
 pub const SEARCH_BODY_BYTES: usize = 4 * 1024;
 
+/// The largest file of an embedding model read (LIST-017): a static
+/// embedding of 32,000 tokens × 256 dimensions is 16 MiB in f16 and the
+/// largest model2vec models a few hundred; a file past this is not one.
+pub const MAX_MODEL_FILE_BYTES: u64 = 1024 * 1024 * 1024;
+
+/// Where the owner keeps a model2vec model for ranking `query` by meaning
+/// (LIST-017); unset, `query` ranks by words alone.
+pub const EMBEDDINGS_VAR: &str = "SKILL_MCP_EMBEDDINGS";
+
 /// The most characters the `initialize` instructions spend listing the
 /// catalog (spec LIST-014): every skill as `name: first sentence`, so a
 /// model knows what is served before its first call, as native skills do;

@@ -385,3 +385,150 @@ fn the_tools_a_host_may_defer_carry_a_search_hint_and_the_first_two_load_always(
     }
     s.finish();
 }
+
+/// A model2vec directory for LIST-017's tests: a word-level tokenizer over
+/// `words` and a 2-dimension table, one row a word (row 0 is `[UNK]`),
+/// written as model2vec lays it out. `rows` may be fewer than the words,
+/// for a model whose tokenizer and table disagree.
+fn tiny_model(dir: &Path, words: &[(&str, [f32; 2])], rows: usize) {
+    std::fs::create_dir_all(dir).unwrap();
+    let mut vocab = serde_json::Map::new();
+    vocab.insert("[UNK]".into(), json!(0));
+    for (i, (w, _)) in words.iter().enumerate() {
+        vocab.insert((*w).into(), json!(i + 1));
+    }
+    let tokenizer = json!({
+        "version": "1.0", "truncation": null, "padding": null, "added_tokens": [],
+        "normalizer": {"type": "Lowercase"},
+        "pre_tokenizer": {"type": "Whitespace"},
+        "post_processor": null, "decoder": null,
+        "model": {"type": "WordLevel", "vocab": vocab, "unk_token": "[UNK]"}
+    });
+    std::fs::write(dir.join("tokenizer.json"), tokenizer.to_string()).unwrap();
+    let mut data: Vec<u8> = Vec::new();
+    let table: Vec<[f32; 2]> = std::iter::once([0.0, 0.0])
+        .chain(words.iter().map(|(_, v)| *v))
+        .take(rows)
+        .collect();
+    for row in &table {
+        for x in row {
+            data.extend_from_slice(&x.to_le_bytes());
+        }
+    }
+    let mut header = json!({"embeddings": {"dtype": "F32", "shape": [table.len(), 2], "data_offsets": [0, data.len()]}})
+        .to_string();
+    while !header.len().is_multiple_of(8) {
+        header.push(' ');
+    }
+    let mut file = (header.len() as u64).to_le_bytes().to_vec();
+    file.extend_from_slice(header.as_bytes());
+    file.extend_from_slice(&data);
+    std::fs::write(dir.join("model.safetensors"), file).unwrap();
+    std::fs::write(dir.join("config.json"), r#"{"normalize": true}"#).unwrap();
+}
+
+/// Words of the catalog above and of the queries below: "deck" lies with
+/// the slides, "transcripts" with the genes, "sunshine" against both.
+const WORDS: &[(&str, [f32; 2])] = &[
+    ("powerpoint", [1.0, 0.0]),
+    ("decks", [1.0, 0.05]),
+    ("slide", [0.95, 0.1]),
+    ("keynote", [0.9, 0.0]),
+    ("expression", [0.05, 1.0]),
+    ("counts", [0.0, 1.0]),
+    ("transcripts", [0.0, 1.0]),
+    ("sunshine", [-1.0, -1.0]),
+];
+
+#[test]
+fn with_a_model_a_query_finds_a_skill_by_meaning_that_shares_no_word() {
+    let root = catalog();
+    let model = tempfile::tempdir().unwrap();
+    tiny_model(model.path(), WORDS, WORDS.len() + 1);
+    // "keynote" is in no skill's text: words alone find nothing.
+    let mut plain = start(root.path(), &[]);
+    let (hits, page) = query(&mut plain, json!({"query": "keynote"}));
+    assert!(hits.is_empty(), "{page}");
+    let mut s = start(
+        root.path(),
+        &[("SKILL_MCP_EMBEDDINGS", model.path().to_str().unwrap())],
+    );
+    let (hits, page) = query(&mut s, json!({"query": "keynote"}));
+    assert_eq!(hits.first().map(String::as_str), Some("pptx"), "{page}");
+    let note = page["note"].as_str().unwrap();
+    assert!(
+        note.starts_with("No skill shares a word with")
+            && note.contains("nearest to it in meaning"),
+        "{note}"
+    );
+    assert_eq!(page["total"], json!(hits.len()), "{page}");
+    // Words and meaning together: "transcripts counts" shares "counts"
+    // with rna-seq, and its meaning too; it comes first, said as a match.
+    let (hits, page) = query(&mut s, json!({"query": "transcripts counts"}));
+    assert_eq!(hits.first().map(String::as_str), Some("rna-seq"), "{page}");
+    assert!(
+        page["note"].as_str().unwrap().contains("best first"),
+        "{page}"
+    );
+    // A query whose meaning points away from every skill: nothing, said so.
+    let (hits, page) = query(&mut s, json!({"query": "sunshine"}));
+    assert!(hits.is_empty(), "{page}");
+    assert!(
+        page["note"]
+            .as_str()
+            .unwrap()
+            .starts_with("No skill matches"),
+        "{page}"
+    );
+    // No problem is reported for a model that loads.
+    let all = s.tool("skill_list", json!({}));
+    assert_eq!(all["problems"], json!([]), "{all}");
+}
+
+#[test]
+fn a_model_that_cannot_be_used_is_a_problem_and_words_still_rank() {
+    let root = catalog();
+    let cases: Vec<(tempfile::TempDir, &str)> = vec![
+        // No files at all.
+        (tempfile::tempdir().unwrap(), "has no tokenizer.json"),
+        // A tokenizer of nine tokens over a table of four rows: the library
+        // would panic on "counts"; the server refuses the model instead.
+        (
+            {
+                let d = tempfile::tempdir().unwrap();
+                tiny_model(d.path(), WORDS, 4);
+                d
+            },
+            "its tokenizer has 9 tokens but its table only 4 rows",
+        ),
+        // A table that is not safetensors.
+        (
+            {
+                let d = tempfile::tempdir().unwrap();
+                tiny_model(d.path(), WORDS, WORDS.len() + 1);
+                std::fs::write(d.path().join("model.safetensors"), b"not a table").unwrap();
+                d
+            },
+            "model.safetensors is not a safetensors file",
+        ),
+    ];
+    for (model, why) in &cases {
+        let mut s = start(
+            root.path(),
+            &[("SKILL_MCP_EMBEDDINGS", model.path().to_str().unwrap())],
+        );
+        let all = s.tool("skill_list", json!({}));
+        let problems = all["problems"].as_array().unwrap();
+        assert_eq!(problems.len(), 1, "{all}");
+        assert_eq!(problems[0]["path"], "SKILL_MCP_EMBEDDINGS", "{all}");
+        let detail = problems[0]["detail"].as_str().unwrap();
+        assert!(
+            detail.contains(why) && detail.contains("LIST-017") && detail.contains("words alone"),
+            "{detail}"
+        );
+        // Words alone still rank, and every call answers: "counts" (row 6
+        // of a four-row table) is no panic.
+        let (hits, page) = query(&mut s, json!({"query": "expression counts"}));
+        assert_eq!(hits, ["rna-seq"], "{page}");
+    }
+}

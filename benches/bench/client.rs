@@ -45,6 +45,16 @@ impl Server {
     /// `bin` over `root`: the server measured, or a baseline build of it,
     /// under SKILL_MCP_BENCH_WRAP when that is set.
     pub fn spawn_bin(bin: &Path, root: &Path) -> Server {
+        Server::spawn_bin_env(bin, root, &[])
+    }
+
+    /// The server measured over `root`, with `env` set besides PATH, HOME
+    /// and SKILLS_DIR (a setting whose effect is measured).
+    pub fn spawn_env(root: &Path, env: &[(&str, &Path)]) -> Server {
+        Server::spawn_bin_env(Path::new(SERVER), root, env)
+    }
+
+    fn spawn_bin_env(bin: &Path, root: &Path, env: &[(&str, &Path)]) -> Server {
         // SKILL_MCP_BENCH_WRAP: a command (and its arguments) to run the
         // server under, for profiling or allocator experiments.
         let wrap: Vec<String> = std::env::var("SKILL_MCP_BENCH_WRAP")
@@ -61,7 +71,8 @@ impl Server {
             None => Command::new(bin),
         };
         let exe = fs::canonicalize(bin).unwrap_or_else(|_| bin.to_owned());
-        Server::start(cmd, root, exe, !wrap.is_empty())
+        let mut cmd = cmd;
+        Server::start(&mut cmd, root, exe, !wrap.is_empty(), env)
     }
 
     /// `node script` over `root` (the original TypeScript server), never
@@ -69,17 +80,24 @@ impl Server {
     pub fn spawn_node(node: &Path, script: &Path, root: &Path) -> Server {
         let mut cmd = Command::new(node);
         cmd.arg(script);
-        Server::start(cmd, root, node.to_owned(), false)
+        Server::start(&mut cmd, root, node.to_owned(), false, &[])
     }
 
     /// Starts `cmd` with only PATH, HOME and SKILLS_DIR=root. `exe` is the
     /// program whose figures are read (under a wrapper, the descendant
     /// running it).
-    fn start(mut cmd: Command, root: &Path, exe: PathBuf, wrapped: bool) -> Server {
+    fn start(
+        cmd: &mut Command,
+        root: &Path,
+        exe: PathBuf,
+        wrapped: bool,
+        env: &[(&str, &Path)],
+    ) -> Server {
         cmd.env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", std::env::var_os("HOME").unwrap_or_default())
             .env("SKILLS_DIR", root)
+            .envs(env.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null());

@@ -23,7 +23,9 @@ use crate::config::Config;
 use crate::echo::excerpt;
 use crate::grant::{self, Grant, Scripts};
 use crate::interpreters::Interpreters;
-use crate::limits::{ANSWER_BUDGET_VAR, INSTRUCTIONS_INDEX_VAR, MAX_SKILL_NAME_BYTES};
+use crate::limits::{
+    ANSWER_BUDGET_VAR, EMBEDDINGS_VAR, INSTRUCTIONS_INDEX_VAR, MAX_SKILL_NAME_BYTES,
+};
 use crate::problem::{Problem, Reason};
 use crate::skills_ext::SkillsView;
 
@@ -57,6 +59,8 @@ pub struct Snapshot {
     /// What `query` searches (LIST-010), built on the first query: a
     /// reload's snapshot builds its own.
     index: OnceLock<crate::search::Index>,
+    /// The owner's embedding model, when one is set and loads (LIST-017).
+    model: Option<std::sync::Arc<crate::search::semantic::Model>>,
     /// The `initialize` instructions, made once: rmcp asks the handler for
     /// its info (instructions included) on many requests, to check a
     /// capability, and the catalog's listing or themes cost a pass over
@@ -88,6 +92,16 @@ impl Snapshot {
         if let Some(why) = refused {
             problems.push(Problem::new(INSTRUCTIONS_INDEX_VAR, Reason::Setting, why));
         }
+        let model = match config.var(EMBEDDINGS_VAR).filter(|v| !v.is_empty()) {
+            None => None,
+            Some(dir) => match crate::search::semantic::shared(std::path::Path::new(dir)) {
+                Ok(model) => Some(model),
+                Err(why) => {
+                    problems.push(Problem::new(EMBEDDINGS_VAR, Reason::Setting, why.0));
+                    None
+                }
+            },
+        };
         let mut file_offsets = Vec::with_capacity(catalog.skills.len());
         let mut total = 0;
         for s in &catalog.skills {
@@ -109,6 +123,7 @@ impl Snapshot {
             entries: OnceLock::new(),
             first_list: OnceLock::new(),
             index: OnceLock::new(),
+            model,
             instructions: OnceLock::new(),
         }
     }

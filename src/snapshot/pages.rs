@@ -116,7 +116,7 @@ impl Snapshot {
     /// What `query` searches, built on the first query (LIST-010).
     pub fn index(&self) -> &Index {
         self.index
-            .get_or_init(|| Index::build(&self.catalog.skills))
+            .get_or_init(|| Index::build(&self.catalog.skills, self.model.clone()))
     }
 
     /// The catalog as the `initialize` instructions show it (LIST-014):
@@ -189,9 +189,12 @@ impl Snapshot {
             return Ok(self.list());
         }
         // The skills this answer lists, in its order.
-        let order: Vec<usize> = match &query {
-            None => (0..self.catalog.skills.len()).collect(),
-            Some(q) => self.index().search(q),
+        let (order, by_words) = match &query {
+            None => ((0..self.catalog.skills.len()).collect(), None),
+            Some(q) => {
+                let ranked = self.index().search(q);
+                (ranked.skills, Some(ranked.by_words))
+            }
         };
         // A query answer holds a few skills a page (LIST-011).
         let limit = args.limit.or(query.is_some().then_some(QUERY_PAGE_SKILLS));
@@ -218,7 +221,7 @@ impl Snapshot {
         page.problems_total = Some(self.problems.len());
         let all = n_skills + self.problems.len();
         page.next_cursor = (end < all).then(|| self.cursor_at(key, end));
-        page.note = Some(self.page_note(&page, start, end, n_skills, args));
+        page.note = Some(self.page_note(&page, start, end, n_skills, by_words, args));
         Ok(page)
     }
 
@@ -291,9 +294,17 @@ impl Snapshot {
         start: usize,
         end: usize,
         n_skills: usize,
+        by_words: Option<usize>,
         args: &ListArgs,
     ) -> String {
         let what = match &args.query {
+            // LIST-017: found by meaning alone; the model is told so, as
+            // these are the nearest skills, not ones that match.
+            Some(q) if n_skills > 0 && by_words == Some(0) => format!(
+                "No skill shares a word with {}; {n_skills} skill{} nearest to it in meaning follow, nearest first: check each description before you use one",
+                excerpt(q),
+                if n_skills == 1 { " is" } else { "s are" }
+            ),
             // LIST-012: an empty answer says why and what to try instead.
             Some(q) if n_skills == 0 => format!(
                 "No skill matches {}: no skill shares a word with it other than common words such as \"the\" or \"to\". Try fewer words, or other words for what the skill does or works on; skill_list without a query lists every skill",

@@ -143,6 +143,39 @@ fn rank_of(names: &[&str], accept: &[String]) -> Option<usize> {
         .map(|p| p + 1)
 }
 
+/// Every request asked of `sv` as `skill_list {query, limit: 10}`: the
+/// answers, each round trip in ms, and the requests missed in the top 5.
+fn ask(sv: &mut Server, queries: &[Query]) -> (Answers, Vec<f64>, Vec<String>) {
+    let mut ours = Answers::default();
+    let mut trips = Vec::new();
+    let mut misses = Vec::new();
+    for q in queries {
+        let (d, r) = sv.tool("skill_list", json!({"query": q.text, "limit": 10}));
+        trips.push(ms(d));
+        let names: Vec<&str> = r["skills"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|s| s["name"].as_str())
+            .collect();
+        let rank = rank_of(&names, &q.accept);
+        if rank.is_none_or(|r| r > 5) {
+            misses.push(format!(
+                "  {} {:?}: wanted {:?}, got {:?}",
+                q.style,
+                q.text,
+                q.accept,
+                &names[..names.len().min(5)]
+            ));
+        }
+        ours.rank.push(rank);
+        ours.size.push(names.len());
+        ours.chars
+            .push(serde_json::to_string(&r).map_or(0, |s| s.len()));
+    }
+    (ours, trips, misses)
+}
+
 /// Runs the evaluation and adds its rows; `Err` says why it skipped.
 pub fn evaluate(t: &mut Table) -> Result<(), String> {
     let file = queries_file();
@@ -207,37 +240,35 @@ pub fn evaluate(t: &mut Table) -> Result<(), String> {
         }
     }
     let baseline = Baseline::new(&skills);
-    let (mut ours, mut plain) = (Answers::default(), Answers::default());
-    let mut trips = Vec::new();
-    let mut misses = Vec::new();
+    let (ours, trips, misses) = ask(&mut sv, &queries);
+    let mut plain = Answers::default();
     for q in &queries {
-        let (d, r) = sv.tool("skill_list", json!({"query": q.text, "limit": 10}));
-        trips.push(ms(d));
-        let names: Vec<&str> = r["skills"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|s| s["name"].as_str())
-            .collect();
-        let rank = rank_of(&names, &q.accept);
-        if rank.is_none_or(|r| r > 5) {
-            misses.push(format!(
-                "  {} {:?}: wanted {:?}, got {:?}",
-                q.style,
-                q.text,
-                q.accept,
-                &names[..names.len().min(5)]
-            ));
-        }
-        ours.rank.push(rank);
-        ours.size.push(names.len());
-        ours.chars
-            .push(serde_json::to_string(&r).map_or(0, |s| s.len()));
         let top = baseline.top(&q.text);
         let names: Vec<&str> = top.iter().map(|&i| skills[i].0.as_str()).collect();
         plain.rank.push(rank_of(&names, &q.accept));
         plain.size.push(names.len());
     }
+    // LIST-017: the same requests with the owner's model, when the bench
+    // is given one (BENCHMARKS.md says how to make it from PyPI's
+    // wordllama); never fetched here.
+    let model = std::env::var_os("SKILL_MCP_BENCH_EMBEDDINGS").map(PathBuf::from);
+    let with_model = match &model {
+        Some(dir) => {
+            let mut sv = Server::spawn_env(Path::new(&joined), &[("SKILL_MCP_EMBEDDINGS", dir)]);
+            sv.initialize();
+            let (_, first) = sv.tool("skill_list", json!({"limit": 1}));
+            if let Some(p) = first["problems"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .find(|p| p["path"] == "SKILL_MCP_EMBEDDINGS")
+            {
+                return Err(format!("the model cannot be used: {}", p["detail"]));
+            }
+            Some(ask(&mut sv, &queries))
+        }
+        None => None,
+    };
     let size = served.to_string();
     let mut styles: Vec<&str> = vec!["all"];
     for q in &queries {
@@ -289,6 +320,22 @@ pub fn evaluate(t: &mut Table) -> Result<(), String> {
             "",
             Target::None,
         );
+        if let Some((m, _, _)) = &with_model {
+            let [m1, m5, mmrr, msz] = figures(m, &pick);
+            let target = match style {
+                "all" => Target::AtLeast(0.93),
+                "paraphrase" => Target::AtLeast(0.75),
+                _ => Target::None,
+            };
+            t.add(
+                &format!("search+model {label}: recall@5"),
+                &size,
+                m5,
+                format!("recall@1 {m1:.3}, MRR {mmrr:.3}, {msz:.2} skills per answer"),
+                "",
+                target,
+            );
+        }
     }
     let chars = ours.chars.iter().sum::<usize>() as f64 / queries.len().max(1) as f64;
     t.note(
@@ -298,6 +345,15 @@ pub fn evaluate(t: &mut Table) -> Result<(), String> {
         "mean over every request".into(),
     );
     t.ms("search: query round trip", &size, &trips, Target::None);
+    if let Some((_, trips, misses)) = &with_model {
+        t.ms("search+model: query round trip", &size, trips, Target::None);
+        if std::env::var_os("SKILL_MCP_SEARCH_MISSES").is_some() {
+            eprintln!("with the model, requests whose skill is not in the top five:");
+            for m in misses {
+                eprintln!("{m}");
+            }
+        }
+    }
     if std::env::var_os("SKILL_MCP_SEARCH_MISSES").is_some() {
         eprintln!("requests whose skill is not in the top five:");
         for m in &misses {

@@ -19,8 +19,11 @@
 //! RSS at 10,000 skills): terms are 64-bit hashes, not strings, and the
 //! postings are one array laid out term by term.
 
+pub mod semantic;
+
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
+use std::sync::Arc;
 
 use rayon::prelude::*;
 use rust_stemmers::{Algorithm, Stemmer};
@@ -303,6 +306,16 @@ pub struct Index {
     /// The average length of each field over the catalog (at least 1).
     avg: [f32; FIELDS],
     analyzer: Analyzer,
+    /// Each skill's vector, when the owner gave a model (LIST-017).
+    meaning: Option<semantic::Vectors>,
+}
+
+/// A query's answer: the skills, best first, and how many of them share
+/// a word with it (the rest were found by meaning alone, LIST-017).
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Ranked {
+    pub skills: Vec<usize>,
+    pub by_words: usize,
 }
 
 impl std::fmt::Debug for Analyzer {
@@ -328,6 +341,23 @@ fn body_prefix(skill: &Skill) -> String {
         Ok(loaded) => prefix(loaded.body(), SEARCH_BODY_BYTES).to_owned(),
         Err(_) => String::new(),
     }
+}
+
+/// What a skill's vector is made of (LIST-017): the text that says what
+/// it is for. The body is left out: averaged into one vector, its steps
+/// drown the description (measured: paraphrases found in the top 5 fell
+/// from 0.84 to 0.81 of the fused answers with a 2 KB body prefix).
+fn meaning_text(skill: &Skill) -> String {
+    let name = skill.name.replace(['-', '_'], " ");
+    let mut text = name;
+    for field in [&skill.description, &skill.when_to_use]
+        .into_iter()
+        .flatten()
+    {
+        text.push(' ');
+        text.push_str(field);
+    }
+    text
 }
 
 /// One skill's terms with their per-field counts, and its field lengths.
@@ -390,8 +420,9 @@ const BUILD_CHUNK: usize = 512;
 
 impl Index {
     /// The index of `skills`, each body read on the scan's thread pool,
-    /// [`BUILD_CHUNK`] skills at a time.
-    pub fn build(skills: &[Skill]) -> Index {
+    /// [`BUILD_CHUNK`] skills at a time; with `model`, each skill's vector
+    /// of its name, description and when-to-use too (LIST-017).
+    pub fn build(skills: &[Skill], model: Option<Arc<semantic::Model>>) -> Index {
         let mut ids: HashMap<u64, u32> = HashMap::new();
         // Each posting with its term id, in skill order; laid out term by
         // term below.
@@ -441,6 +472,10 @@ impl Index {
         ids.shrink_to_fit();
         let n = lens.len().max(1) as f64;
         let avg = sums.map(|s| ((s / n) as f32).max(1.0));
+        let meaning = model.map(|m| {
+            let texts: Vec<String> = skills.iter().map(meaning_text).collect();
+            semantic::Vectors::build(m, &texts)
+        });
         Index {
             ids,
             postings,
@@ -448,6 +483,7 @@ impl Index {
             lens,
             avg,
             analyzer: Analyzer::default(),
+            meaning,
         }
     }
 
@@ -465,9 +501,16 @@ impl Index {
     /// The skills that match `query` (LIST-010, LIST-011): best first,
     /// ties in catalog (name) order, each scoring at least
     /// [`RELATIVE_CUT`] of the best; none when the query shares no term
-    /// but stop words with any skill.
-    pub fn search(&self, query: &str) -> Vec<usize> {
-        self.scored(query).into_iter().map(|(i, _)| i).collect()
+    /// but stop words with any skill. With a model, fused with the skills
+    /// nearest in meaning (LIST-017).
+    pub fn search(&self, query: &str) -> Ranked {
+        let words: Vec<usize> = self.scored(query).into_iter().map(|(i, _)| i).collect();
+        let by_words = words.len();
+        let skills = match &self.meaning {
+            None => words,
+            Some(v) => semantic::fuse(&words, &v.nearest(query)),
+        };
+        Ranked { skills, by_words }
     }
 
     /// [`Index::search`] with each skill's score.

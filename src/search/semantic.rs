@@ -1,0 +1,300 @@
+//! Optional ranking by meaning for `query` (spec LIST-017): when the owner
+//! points `SKILL_MCP_EMBEDDINGS` at a local model2vec model, each skill's
+//! name, description and when-to-use become one vector, and a query finds
+//! the skills nearest to it in meaning besides those sharing its words.
+//!
+//! Why: measured on the repository's evaluation set (BENCHMARKS.md), the
+//! paraphrases that miss ("rented graphics cards" for `modal`) share no
+//! word with their skill, so no lexical rule finds them. A static
+//! embedding (a token table, averaged) costs a lookup per token, needs no
+//! runtime, and is loaded from files the owner placed: nothing is fetched,
+//! ever — model2vec-rs is built without its Hub client.
+//!
+//! The model is untrusted input like any file: each file is read bounded
+//! ([`MAX_MODEL_FILE_BYTES`]), and a model whose tokenizer and table
+//! disagree (model2vec-rs panics on a token id past the table) is refused
+//! at load, or, failing later, drops back to words alone for that query.
+
+use std::fs::File;
+use std::io::Read;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use model2vec_rs::model::StaticModel;
+
+use crate::limits::MAX_MODEL_FILE_BYTES;
+
+/// The files of a model directory (model2vec's layout). `config.json` may
+/// be absent: its one setting read here, `normalize`, defaults to true.
+const TOKENIZER: &str = "tokenizer.json";
+const TABLE: &str = "model.safetensors";
+const CONFIG: &str = "config.json";
+
+/// Why a model directory cannot be used; the rest of the server does not
+/// care, so the message names the rule, the file and what to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelError(pub String);
+
+impl std::fmt::Display for ModelError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// A loaded static embedding model.
+pub struct Model {
+    inner: StaticModel,
+    dir: PathBuf,
+}
+
+impl std::fmt::Debug for Model {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Model")
+            .field("dir", &self.dir)
+            .field("dim", &self.inner.dim())
+            .finish()
+    }
+}
+
+/// `file` of `dir`, read whole if it is at most [`MAX_MODEL_FILE_BYTES`];
+/// `Ok(None)` when it does not exist.
+fn read_bounded(dir: &Path, file: &str) -> Result<Option<Vec<u8>>, ModelError> {
+    let path = dir.join(file);
+    let f = match File::open(&path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => {
+            return Err(ModelError(format!(
+                "{} could not be opened: {e} (LIST-017)",
+                path.display()
+            )));
+        }
+    };
+    let mut bytes = Vec::new();
+    f.take(MAX_MODEL_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| {
+            ModelError(format!(
+                "{} could not be read: {e} (LIST-017)",
+                path.display()
+            ))
+        })?;
+    if bytes.len() as u64 > MAX_MODEL_FILE_BYTES {
+        return Err(ModelError(format!(
+            "{} is over {} MiB, the most a model file may be (LIST-017): give a static embedding (model2vec), not a full model",
+            path.display(),
+            MAX_MODEL_FILE_BYTES >> 20
+        )));
+    }
+    Ok(Some(bytes))
+}
+
+impl Model {
+    /// Loads the model2vec model in `dir`: `tokenizer.json` and
+    /// `model.safetensors` (its table as the tensor `embeddings`), and
+    /// `config.json` when present.
+    pub fn load(dir: &Path) -> Result<Model, ModelError> {
+        let need = |file: &str| -> Result<Vec<u8>, ModelError> {
+            read_bounded(dir, file)?.ok_or_else(|| {
+                ModelError(format!(
+                    "{} has no {file}: SKILL_MCP_EMBEDDINGS names a model2vec directory (tokenizer.json, model.safetensors, optional config.json) (LIST-017); query ranks by words alone",
+                    dir.display()
+                ))
+            })
+        };
+        let tokenizer = need(TOKENIZER)?;
+        let table = need(TABLE)?;
+        let config = read_bounded(dir, CONFIG)?.unwrap_or_else(|| b"{}".to_vec());
+        let refused = |why: String| {
+            ModelError(format!(
+                "the model in {} could not be loaded: {why} (LIST-017); query ranks by words alone",
+                dir.display()
+            ))
+        };
+        // A tokenizer whose ids run past the table makes the library panic
+        // on the first text holding such a token: refuse it here instead.
+        table_covers_vocabulary(&tokenizer, &table).map_err(refused)?;
+        let inner = catch_unwind(AssertUnwindSafe(|| {
+            StaticModel::from_bytes(tokenizer, table, config, None)
+        }))
+        .map_err(|_| refused("the loader failed on its files".into()))?
+        .map_err(|e| refused(format!("{e:#}")))?;
+        if inner.dim() == 0 {
+            return Err(refused("its vectors have no dimensions".into()));
+        }
+        Ok(Model {
+            inner,
+            dir: dir.to_path_buf(),
+        })
+    }
+
+    /// The unit vector of `text`, or `None` when it has none (no token the
+    /// model knows) or the library failed on it.
+    pub fn vector(&self, text: &str) -> Option<Vec<f32>> {
+        let mut v = catch_unwind(AssertUnwindSafe(|| self.inner.encode_single(text))).ok()?;
+        unit(&mut v).then_some(v)
+    }
+
+    /// The vectors of `texts`, one row each, `dim` floats a row; a text
+    /// without one gets a row of zeros, which is near nothing.
+    pub fn vectors(&self, texts: &[String]) -> Vec<f32> {
+        let dim = self.inner.dim();
+        let mut out = Vec::with_capacity(texts.len() * dim);
+        for text in texts {
+            match self.vector(text) {
+                Some(v) if v.len() == dim => out.extend_from_slice(&v),
+                _ => out.resize(out.len() + dim, 0.0),
+            }
+        }
+        out
+    }
+
+    /// The length of each vector.
+    pub fn dim(&self) -> usize {
+        self.inner.dim()
+    }
+}
+
+/// Every id the tokenizer can give has a row in the table (unless the
+/// table maps ids to rows itself, which the library bounds).
+fn table_covers_vocabulary(tokenizer: &[u8], table: &[u8]) -> Result<(), String> {
+    let tokens = tokenizers::Tokenizer::from_bytes(tokenizer)
+        .map_err(|e| format!("tokenizer.json is not a tokenizer: {e}"))?
+        .get_vocab_size(true);
+    let tensors = safetensors::SafeTensors::deserialize(table)
+        .map_err(|e| format!("model.safetensors is not a safetensors file: {e}"))?;
+    if tensors.tensor("mapping").is_ok() {
+        return Ok(());
+    }
+    let rows = tensors
+        .tensor("embeddings")
+        .map_err(|_| "model.safetensors holds no tensor named \"embeddings\"".to_string())?
+        .shape()
+        .first()
+        .copied()
+        .unwrap_or(0);
+    if tokens > rows {
+        return Err(format!(
+            "its tokenizer has {tokens} tokens but its table only {rows} rows"
+        ));
+    }
+    Ok(())
+}
+
+/// Scales `v` to length 1; false when it is zero or not finite.
+fn unit(v: &mut [f32]) -> bool {
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if !norm.is_finite() || norm == 0.0 {
+        return false;
+    }
+    v.iter_mut().for_each(|x| *x /= norm);
+    true
+}
+
+/// The model last loaded, kept for the process: every snapshot (a reload
+/// builds a new one) ranks with the same model, loaded once. A directory
+/// that failed is tried again by the next snapshot, so a fixed model is
+/// picked up on reload.
+static LOADED: Mutex<Option<(PathBuf, Arc<Model>)>> = Mutex::new(None);
+
+/// The model in `dir`, loaded on first use and then shared.
+pub fn shared(dir: &Path) -> Result<Arc<Model>, ModelError> {
+    let mut slot = LOADED
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some((have, model)) = slot.as_ref()
+        && have == dir
+    {
+        return Ok(Arc::clone(model));
+    }
+    let model = Arc::new(Model::load(dir)?);
+    *slot = Some((dir.to_path_buf(), Arc::clone(&model)));
+    Ok(model)
+}
+
+/// How many of the nearest skills in meaning join a query's candidates
+/// (LIST-017): a page of answers and as many again, so a skill the words
+/// rank low can still be lifted by its meaning.
+pub const NEAREST: usize = 20;
+
+/// Reciprocal rank fusion's constant (LIST-017): the 60 of Cormack et al.,
+/// which damps the difference between the first few ranks of each list.
+pub const RRF_K: f32 = 60.0;
+
+/// Each skill's vector, for one snapshot's index.
+#[derive(Debug)]
+pub struct Vectors {
+    model: Arc<Model>,
+    rows: Vec<f32>,
+}
+
+impl Vectors {
+    /// The vectors of `texts` (one per skill, in catalog order).
+    pub fn build(model: Arc<Model>, texts: &[String]) -> Vectors {
+        let rows = model.vectors(texts);
+        Vectors { model, rows }
+    }
+
+    /// The [`NEAREST`] skills to `query` in meaning, nearest first (ties in
+    /// catalog order), each with a cosine above 0; none when the query has
+    /// no vector.
+    pub fn nearest(&self, query: &str) -> Vec<usize> {
+        let dim = self.model.dim();
+        let Some(q) = self.model.vector(query) else {
+            return Vec::new();
+        };
+        if dim == 0 || q.len() != dim {
+            return Vec::new();
+        }
+        let mut near: Vec<(usize, f32)> = self
+            .rows
+            .chunks_exact(dim)
+            .enumerate()
+            .map(|(i, row)| (i, row.iter().zip(&q).map(|(a, b)| a * b).sum::<f32>()))
+            .filter(|&(_, cos)| cos > 0.0)
+            .collect();
+        near.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        near.truncate(NEAREST);
+        near.into_iter().map(|(i, _)| i).collect()
+    }
+}
+
+/// Reciprocal rank fusion of two rankings (LIST-017): each skill scores
+/// Σ 1/([`RRF_K`] + rank) over the lists that hold it (rank from 1);
+/// best first, equal scores in catalog order.
+pub fn fuse(words: &[usize], meaning: &[usize]) -> Vec<usize> {
+    let mut score: std::collections::HashMap<usize, f32> = std::collections::HashMap::new();
+    for list in [words, meaning] {
+        for (rank, &skill) in list.iter().enumerate() {
+            *score.entry(skill).or_default() += 1.0 / (RRF_K + rank as f32 + 1.0);
+        }
+    }
+    let mut fused: Vec<(usize, f32)> = score.into_iter().collect();
+    fused.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    fused.into_iter().map(|(i, _)| i).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fusion_adds_ranks_and_breaks_ties_in_catalog_order() {
+        // 3 is second in both lists, 1 first in one only: 2/(62) > 1/61.
+        assert_eq!(fuse(&[1, 3], &[4, 3]), vec![3, 1, 4]);
+        // Alone in one list each, at the same rank: catalog order.
+        assert_eq!(fuse(&[7], &[2]), vec![2, 7]);
+        assert_eq!(fuse(&[], &[]), Vec::<usize>::new());
+    }
+
+    #[test]
+    fn a_missing_directory_is_refused_naming_the_file() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let e = Model::load(dir.path()).expect_err("no files");
+        assert!(
+            e.0.contains("tokenizer.json") && e.0.contains("LIST-017"),
+            "{e}"
+        );
+    }
+}
