@@ -122,7 +122,7 @@ impl Live {
                 p.detail,
                 old.generation
             );
-            tracing::warn!("{why}");
+            tracing::warn!("{}", crate::snapshot::one_line(&why));
             if let Ok(mut r) = self.refused.lock() {
                 *r = Some(why);
             }

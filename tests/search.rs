@@ -499,7 +499,7 @@ fn a_model_that_cannot_be_used_is_a_problem_and_words_still_rank() {
                 tiny_model(d.path(), WORDS, 4);
                 d
             },
-            "its tokenizer has 9 tokens but its table only 4 rows",
+            "of a table of 4 rows",
         ),
         // A table that is not safetensors.
         (

@@ -90,9 +90,15 @@ fn fold(key: &str) -> String {
 /// to the earlier list.
 pub fn suggest(key: &str) -> Option<&'static str> {
     let folded = fold(key);
-    let limit = (folded.chars().count() / 4).clamp(1, 3);
+    let len = folded.chars().count();
+    let limit = (len / 4).clamp(1, 3);
+    // Edit distance is at least the difference in length: a key that long
+    // cannot be near, and skipping it keeps a 64 KiB key from costing a
+    // 64 KiB × key distance per known key (FM-007).
     known()
-        .map(|k| (strsim::osa_distance(&folded, &fold(k)), k))
+        .map(|k| (fold(k), k))
+        .filter(|(fk, _)| fk.chars().count().abs_diff(len) <= limit)
+        .map(|(fk, k)| (strsim::osa_distance(&folded, &fk), k))
         .filter(|(d, _)| *d <= limit)
         .min_by_key(|(d, _)| *d)
         .map(|(_, k)| k)

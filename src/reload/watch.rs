@@ -22,6 +22,7 @@ use notify::{EventKind, RecursiveMode};
 use notify_debouncer_full::{DebounceEventResult, Debouncer, RecommendedCache};
 
 use super::DEBOUNCE;
+use crate::snapshot::one_line;
 
 type Inner = Debouncer<notify::RecommendedWatcher, RecommendedCache>;
 
@@ -183,8 +184,8 @@ impl Watcher {
         match result {
             Ok(()) => parent.watched = now,
             Err(e) => tracing::warn!(
-                dir = %parent.path.display(),
-                error = %e,
+                dir = %one_line(&parent.path.display().to_string()),
+                error = %one_line(&e.to_string()),
                 "cannot watch the directory holding a root: a root replaced there is seen at the next SIGHUP (RELOAD-008)"
             ),
         }
@@ -214,7 +215,7 @@ impl Watcher {
         };
         root.watched = resolve(&root.path);
         let Some(now) = &root.watched else {
-            tracing::warn!(root = %root.path.display(), "this root is missing; watching resumes when it is back (RELOAD-010)");
+            tracing::warn!(root = %one_line(&root.path.display().to_string()), "this root is missing; watching resumes when it is back (RELOAD-010)");
             return;
         };
         // Known to the event handler before the first event can come.
@@ -222,7 +223,7 @@ impl Watcher {
             real.push(now.real.clone());
         }
         if let Err(e) = self.inner.watch(&now.real, RecursiveMode::Recursive) {
-            tracing::warn!(root = %root.path.display(), error = %e, "cannot watch this root; retried at the next rescan");
+            tracing::warn!(root = %one_line(&root.path.display().to_string()), error = %one_line(&e.to_string()), "cannot watch this root; retried at the next rescan");
             // Whatever part of it was watched is let go now, and the
             // mismatch makes the next resync try again.
             let _ = self.inner.unwatch(&now.real);
@@ -249,7 +250,7 @@ impl Watcher {
                 real.push(w.real.clone());
             }
             if let Err(e) = self.inner.watch(&w.real, RecursiveMode::Recursive) {
-                tracing::warn!(root = %other.path.display(), error = %e, "cannot watch this root again; seen at the next SIGHUP");
+                tracing::warn!(root = %one_line(&other.path.display().to_string()), error = %one_line(&e.to_string()), "cannot watch this root again; seen at the next SIGHUP");
             }
         }
     }
@@ -273,7 +274,7 @@ impl Watcher {
             };
             let now = identity(&root.path);
             if now != root.watched.as_ref().map(|w| w.id) {
-                tracing::info!(root = %root.path.display(), "this root was replaced; watching it afresh");
+                tracing::info!(root = %one_line(&root.path.display().to_string()), "this root was replaced; watching it afresh");
                 self.watch_root(i);
             }
         }

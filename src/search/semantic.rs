@@ -57,37 +57,78 @@ impl std::fmt::Debug for Model {
     }
 }
 
-/// `file` of `dir`, read whole if it is at most [`MAX_MODEL_FILE_BYTES`];
-/// `Ok(None)` when it does not exist.
+/// `file` of `dir`, read whole if it is a regular file of at most
+/// [`MAX_MODEL_FILE_BYTES`]; `Ok(None)` when it does not exist.
+///
+/// Opened `O_NONBLOCK` and checked with `fstat` before a byte is read, as
+/// the fence opens skills' files: a FIFO in the directory cannot hang the
+/// boot, and a device (`/dev/zero`) is refused, not read to the bound.
+/// Symlinks are followed: a model in a Hugging Face cache is links to blobs.
 fn read_bounded(dir: &Path, file: &str) -> Result<Option<Vec<u8>>, ModelError> {
+    use std::os::unix::fs::OpenOptionsExt;
     let path = dir.join(file);
-    let f = match File::open(&path) {
+    let cannot = |what: &str, e: &dyn std::fmt::Display| {
+        ModelError(format!(
+            "{} could not be {what}: {e} (LIST-017); query ranks by words alone",
+            path.display()
+        ))
+    };
+    let f = match std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
+        .open(&path)
+    {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => {
-            return Err(ModelError(format!(
-                "{} could not be opened: {e} (LIST-017)",
-                path.display()
-            )));
-        }
+        Err(e) => return Err(cannot("opened", &e)),
     };
-    let mut bytes = Vec::new();
-    f.take(MAX_MODEL_FILE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| {
-            ModelError(format!(
-                "{} could not be read: {e} (LIST-017)",
-                path.display()
-            ))
-        })?;
-    if bytes.len() as u64 > MAX_MODEL_FILE_BYTES {
+    let meta = f.metadata().map_err(|e| cannot("read", &e))?;
+    if !meta.is_file() {
         return Err(ModelError(format!(
-            "{} is over {} MiB, the most a model file may be (LIST-017): give a static embedding (model2vec), not a full model",
-            path.display(),
-            MAX_MODEL_FILE_BYTES >> 20
+            "{} is not a regular file (LIST-017): a model's files are plain files; query ranks by words alone",
+            path.display()
         )));
     }
+    if meta.len() > MAX_MODEL_FILE_BYTES {
+        return Err(too_big(&path));
+    }
+    let mut bytes = Vec::new();
+    File::take(f, MAX_MODEL_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| cannot("read", &e))?;
+    if bytes.len() as u64 > MAX_MODEL_FILE_BYTES {
+        return Err(too_big(&path));
+    }
     Ok(Some(bytes))
+}
+
+fn too_big(path: &Path) -> ModelError {
+    ModelError(format!(
+        "{} is over {} MiB, the most a model file may be (LIST-017): give a static embedding (model2vec), not a full model; query ranks by words alone",
+        path.display(),
+        MAX_MODEL_FILE_BYTES >> 20
+    ))
+}
+
+/// The directory itself: a path that is not there (often a `~` no shell
+/// expanded, CONF-009) says so, rather than that a file in it is missing.
+fn directory_exists(dir: &Path) -> Result<(), ModelError> {
+    let tilde = if dir.starts_with("~") {
+        " (`~` is not expanded: write the full path)"
+    } else {
+        ""
+    };
+    match std::fs::metadata(dir) {
+        Ok(m) if m.is_dir() => Ok(()),
+        Ok(_) => Err(ModelError(format!(
+            "SKILL_MCP_EMBEDDINGS {} is not a directory (LIST-017): it names a model2vec directory; query ranks by words alone",
+            dir.display()
+        ))),
+        Err(e) => Err(ModelError(format!(
+            "SKILL_MCP_EMBEDDINGS {} does not exist or cannot be read: {e}{tilde} (LIST-017); query ranks by words alone",
+            dir.display()
+        ))),
+    }
 }
 
 impl Model {
@@ -95,6 +136,7 @@ impl Model {
     /// `model.safetensors` (its table as the tensor `embeddings`), and
     /// `config.json` when present.
     pub fn load(dir: &Path) -> Result<Model, ModelError> {
+        directory_exists(dir)?;
         let need = |file: &str| -> Result<Vec<u8>, ModelError> {
             read_bounded(dir, file)?.ok_or_else(|| {
                 ModelError(format!(
@@ -156,17 +198,18 @@ impl Model {
     }
 }
 
-/// Every id the tokenizer can give has a row in the table (unless the
-/// table maps ids to rows itself, which the library bounds).
+/// Every id the tokenizer can give reaches a row of the table, through
+/// the `mapping` tensor when there is one (the library reads an id past the
+/// mapping's end as a row itself). model2vec-rs bounds neither: it panics
+/// on the first text holding such a token, so the model is refused here.
 fn table_covers_vocabulary(tokenizer: &[u8], table: &[u8]) -> Result<(), String> {
-    let tokens = tokenizers::Tokenizer::from_bytes(tokenizer)
+    let ids: Vec<u32> = tokenizers::Tokenizer::from_bytes(tokenizer)
         .map_err(|e| format!("tokenizer.json is not a tokenizer: {e}"))?
-        .get_vocab_size(true);
+        .get_vocab(true)
+        .into_values()
+        .collect();
     let tensors = safetensors::SafeTensors::deserialize(table)
         .map_err(|e| format!("model.safetensors is not a safetensors file: {e}"))?;
-    if tensors.tensor("mapping").is_ok() {
-        return Ok(());
-    }
     let rows = tensors
         .tensor("embeddings")
         .map_err(|_| "model.safetensors holds no tensor named \"embeddings\"".to_string())?
@@ -174,9 +217,41 @@ fn table_covers_vocabulary(tokenizer: &[u8], table: &[u8]) -> Result<(), String>
         .first()
         .copied()
         .unwrap_or(0);
-    if tokens > rows {
+    let mapping: Option<Vec<i64>> = match tensors.tensor("mapping") {
+        Err(_) => None,
+        Ok(t) => Some(match t.dtype() {
+            safetensors::Dtype::I64 => t
+                .data()
+                .chunks_exact(8)
+                .map(|b| i64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]))
+                .collect(),
+            safetensors::Dtype::I32 => t
+                .data()
+                .chunks_exact(4)
+                .map(|b| i64::from(i32::from_le_bytes([b[0], b[1], b[2], b[3]])))
+                .collect(),
+            other => return Err(format!("its mapping tensor is {other:?}, not I64 or I32")),
+        }),
+    };
+    let row_of = |id: u32| -> i64 {
+        match &mapping {
+            Some(m) => m.get(id as usize).copied().unwrap_or(i64::from(id)),
+            None => i64::from(id),
+        }
+    };
+    let rows_i = i64::try_from(rows).unwrap_or(i64::MAX);
+    if let Some(&bad) = mapping.iter().flatten().find(|&&r| r < 0 || r >= rows_i) {
         return Err(format!(
-            "its tokenizer has {tokens} tokens but its table only {rows} rows"
+            "its mapping sends a token to row {bad}, but its table has {rows} rows"
+        ));
+    }
+    if let Some(id) = ids.iter().copied().find(|&id| {
+        let r = row_of(id);
+        r < 0 || r >= rows_i
+    }) {
+        return Err(format!(
+            "its tokenizer gives the id {id}, which reaches row {} of a table of {rows} rows",
+            row_of(id)
         ));
     }
     Ok(())

@@ -241,7 +241,7 @@ pub fn list(
             Err(Miss::Error(e)) => tracing::warn!(
                 skill = %catalog.skills[served[end]].name,
                 "skills/list leaves this skill out: {}",
-                e.message
+                crate::snapshot::one_line(&e.message)
             ),
         }
         end += 1;

@@ -11,6 +11,7 @@
 
 mod pages;
 mod speak;
+pub use speak::one_line;
 mod tools;
 
 pub use pages::{CatalogIndex, Serialized};

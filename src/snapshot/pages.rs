@@ -301,9 +301,10 @@ impl Snapshot {
             // LIST-017: found by meaning alone; the model is told so, as
             // these are the nearest skills, not ones that match.
             Some(q) if n_skills > 0 && by_words == Some(0) => format!(
-                "No skill shares a word with {}; {n_skills} skill{} nearest to it in meaning follow, nearest first: check each description before you use one",
+                "No skill shares a word with {}; the {n_skills} skill{} nearest to it in meaning follow{}, nearest first: check each description before you use one",
                 excerpt(q),
-                if n_skills == 1 { " is" } else { "s are" }
+                if n_skills == 1 { "" } else { "s" },
+                if n_skills == 1 { "s" } else { "" }
             ),
             // LIST-012: an empty answer says why and what to try instead.
             Some(q) if n_skills == 0 => format!(

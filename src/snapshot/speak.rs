@@ -79,15 +79,19 @@ fn problem_lines(now: &[Problem], before: &[Problem]) -> Vec<String> {
     lines
 }
 
-/// `line` as one line of a log a person reads: control characters (a
-/// newline in a file name, a terminal escape) escaped, and at most
-/// [`MAX_LOGGED_LINE_CHARS`] characters, then how many were left out.
-fn one_line(line: &str) -> String {
-    let escaped: Cow<str> = if line.chars().any(char::is_control) {
+/// `line` as one line of a log a person reads: control and invisible
+/// format characters (a newline in a file name, a terminal escape, a
+/// bidirectional override) escaped, and at most [`MAX_LOGGED_LINE_CHARS`]
+/// characters, then how many were left out. Every line the server logs
+/// from input passes here (SRV-010).
+pub fn one_line(line: &str) -> String {
+    let escaped: Cow<str> = if line.chars().any(hidden) {
         line.chars()
             .map(|c| {
                 if c.is_control() {
                     c.escape_default().to_string()
+                } else if hidden(c) {
+                    c.escape_unicode().to_string()
                 } else {
                     c.to_string()
                 }
@@ -106,6 +110,19 @@ fn one_line(line: &str) -> String {
         "{kept}… ({} more characters)",
         total - MAX_LOGGED_LINE_CHARS
     )
+}
+
+/// A character a terminal would act on rather than show: a control (a
+/// line break, ESC, CSI), or an invisible format character — bidirectional
+/// overrides and isolates, zero-width characters, the BOM — that reorders
+/// or hides the rest of the line ("Trojan Source"; CHECK-006 neutralizes
+/// the same for `check`).
+fn hidden(c: char) -> bool {
+    c.is_control()
+        || matches!(c,
+            '\u{00ad}' | '\u{061c}' | '\u{180e}' | '\u{200b}'..='\u{200f}'
+            | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{206f}' | '\u{feff}'
+            | '\u{fff9}'..='\u{fffb}')
 }
 
 #[cfg(test)]
