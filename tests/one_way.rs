@@ -8,14 +8,20 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::Path;
 
-/// Every top-level module of the library → the modules it names through
-/// `crate::` (in code, not in comments), itself left out.
-fn graph() -> BTreeMap<String, BTreeSet<String>> {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let lib = fs::read_to_string(src.join("lib.rs")).expect("src/lib.rs");
+/// Every top-level module of the crate whose sources are `src` and whose
+/// root file is `root` (`lib.rs`, or a binary's `main.rs`) → the modules it
+/// names through `crate::` (in code, not in comments), itself left out.
+fn graph_of(src: &Path, root: &str) -> BTreeMap<String, BTreeSet<String>> {
+    let src = src.to_path_buf();
+    let lib = fs::read_to_string(src.join(root)).expect("the crate's root file");
     let mut g: BTreeMap<String, BTreeSet<String>> = lib
         .lines()
-        .filter_map(|l| l.trim().strip_prefix("pub mod "))
+        .filter_map(|l| {
+            let l = l.trim();
+            l.strip_prefix("pub mod ")
+                .or_else(|| l.strip_prefix("mod "))
+        })
+        .filter(|m| m.ends_with(';'))
         .map(|m| (m.trim_end_matches(';').to_owned(), BTreeSet::new()))
         .collect();
     let mut files = Vec::new();
@@ -64,6 +70,11 @@ fn graph() -> BTreeMap<String, BTreeSet<String>> {
         }
     }
     g
+}
+
+/// The server library's module graph.
+fn graph() -> BTreeMap<String, BTreeSet<String>> {
+    graph_of(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), "lib.rs")
 }
 
 fn collect(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
@@ -152,6 +163,38 @@ fn the_modules_stack_in_floors() {
             doc.contains(&row),
             "CONTRIBUTING.md's module table has no row starting {row:?}: update its Architecture section"
         );
+    }
+}
+
+/// The conformance runner is held to the same rule (issue 28 §6): its
+/// modules stack too, so a reader can take them bottom up.
+#[test]
+fn the_runner_modules_stack_in_floors() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("conformance/runner/src");
+    let g = graph_of(&src, "main.rs");
+    assert!(g.len() > 5, "the runner's modules were not found: {g:?}");
+    for (m, deps) in &g {
+        for d in deps {
+            assert!(
+                g.contains_key(d),
+                "runner {m} names crate::{d}, which main.rs does not declare"
+            );
+        }
+    }
+    let floors = floors(&g).unwrap_or_else(|cycle| {
+        panic!(
+            "the imports of conformance/runner/src run in a circle: {}",
+            cycle.join(" → ")
+        )
+    });
+    let top = floors.values().copied().max().unwrap_or(0);
+    for f in 0..=top {
+        let on: Vec<&str> = floors
+            .iter()
+            .filter(|&(_, &x)| x == f)
+            .map(|(m, _)| m.as_str())
+            .collect();
+        println!("runner floor {f}: {}", on.join(", "));
     }
 }
 

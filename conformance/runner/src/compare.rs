@@ -3,21 +3,8 @@
 use serde_json::Value;
 
 use crate::case::Checks;
-use crate::json::{PathElem, format_path, json_eq, num_eq, type_name};
+use crate::json::{Diff, PathElem, format_path, json_eq, num_eq, type_name};
 use crate::redact::ABSENT;
-
-/// The first difference found, in document order of the golden.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Diff {
-    /// Where, written like a selector.
-    pub path: String,
-    /// What differs, in words.
-    pub what: String,
-    /// The golden's value there (None: the golden has nothing there).
-    pub expected: Option<Value>,
-    /// The reply's value there (None: the reply has nothing there).
-    pub actual: Option<Value>,
-}
 
 /// Compares `actual` with `expected`; `None` when they match.
 pub fn compare(expected: &Value, actual: &Value, checks: Checks) -> Option<Diff> {

@@ -5,8 +5,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::compare::Diff;
-use crate::json::{PathElem, format_path, json_eq, num_eq, type_name};
+use crate::json::{Diff, PathElem, format_path, json_eq, num_eq, type_name};
 use crate::normalize::replace_paths;
 
 /// The core view of one reply to `method` (None: a raw line's reply, read

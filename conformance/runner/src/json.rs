@@ -119,6 +119,19 @@ pub fn clip(s: &str, max: usize) -> String {
     format!("{head}… ({} bytes in all)", s.len())
 }
 
+/// The first difference found, in document order of the golden.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Diff {
+    /// Where, written like a selector.
+    pub path: String,
+    /// What differs, in words.
+    pub what: String,
+    /// The golden's value there (None: the golden has nothing there).
+    pub expected: Option<Value>,
+    /// The reply's value there (None: the reply has nothing there).
+    pub actual: Option<Value>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -254,7 +254,7 @@ fn main() -> ExitCode {
             modes
                 .iter()
                 .filter_map(|&m| {
-                    runner::mode_gate(m, &header.server).map(|why| runner::not_applicable(m, why))
+                    runner::mode_gate(m, &header.server).map(|why| report::not_applicable(m, why))
                 })
                 .collect()
         })

@@ -529,6 +529,20 @@ pub fn junit_report(h: &Header, cases: &[CaseReport]) -> String {
     s
 }
 
+/// A mode that was not run, and why.
+pub fn not_applicable(mode: Mode, why: String) -> ModeReport {
+    ModeReport {
+        mode,
+        passed: true,
+        not_applicable: Some(why),
+        duration_ms: 0,
+        failures: Vec::new(),
+        exit: String::new(),
+        stderr_tail: Vec::new(),
+        notifications: 0,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -658,10 +672,9 @@ mod tests {
         ));
         let mut partly = c[0].clone();
         partly.id = "C-003".into();
-        partly.modes.push(crate::runner::not_applicable(
-            Mode::Stateless,
-            "no server/discover".into(),
-        ));
+        partly
+            .modes
+            .push(not_applicable(Mode::Stateless, "no server/discover".into()));
         c.push(partly);
         assert_eq!(counts(&c), (2, 1, 1));
         assert_eq!(text_footer(&c, false), "2 passed, 1 failed, 1 skipped\n");

@@ -14,8 +14,9 @@ use serde_json::{Map, Value, json};
 use crate::case::{
     Capability, Case, Checks, CoreStep, Golden, GoldenStep, Mode, Profile, Progress, Step, StepKind,
 };
-use crate::compare::{Diff, compare};
+use crate::compare::compare;
 use crate::expect::{check, core_view};
+use crate::json::Diff;
 use crate::normalize::normalize;
 use crate::redact::apply_redactions;
 use crate::report::{Failure, ModeReport, ServerIdentity};
@@ -664,20 +665,6 @@ fn mode_report(run: &UnitRun, failures: Vec<Failure>) -> ModeReport {
         exit: run.exit.clone(),
         stderr_tail: run.stderr_tail.clone(),
         notifications: run.notifications,
-    }
-}
-
-/// A mode that was not run, and why.
-pub fn not_applicable(mode: Mode, why: String) -> ModeReport {
-    ModeReport {
-        mode,
-        passed: true,
-        not_applicable: Some(why),
-        duration_ms: 0,
-        failures: Vec::new(),
-        exit: String::new(),
-        stderr_tail: Vec::new(),
-        notifications: 0,
     }
 }
 
