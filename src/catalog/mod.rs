@@ -24,7 +24,9 @@ mod walk;
 pub use discover::{Parallelism, scan, scan_with};
 pub use files::{FileEntry, Files};
 pub use skill::{Named, Skill};
-pub(crate) use skill_md::{LoadError, SKILL_MD, load_skill_md, read_skill_md};
+#[cfg(test)]
+pub(crate) use skill_md::SkillMd;
+pub(crate) use skill_md::{LoadError, LoadedMd, SKILL_MD, load_skill_md};
 
 use std::path::Path;
 

@@ -113,22 +113,29 @@ pub(crate) enum LoadError {
 /// Reads and splits SKILL.md of the skill at `dir`.
 pub(crate) fn load_skill_md(dir: &Path) -> Result<LoadedMd, LoadError> {
     let md = read_skill_md(dir).map_err(|(reason, detail)| LoadError::Read(reason, detail))?;
-    let (yaml, yaml_line, body_offset) = {
-        let split = frontmatter::split(&md.text).map_err(LoadError::Split)?;
-        // The YAML is a slice of the text; where it starts, as an offset.
-        let start = split.yaml.as_ptr().addr() - md.text.as_ptr().addr();
-        (
-            start..start + split.yaml.len(),
-            split.yaml_line,
-            split.body_offset,
-        )
-    };
-    Ok(LoadedMd {
-        md,
-        yaml,
-        yaml_line,
-        body_offset,
-    })
+    LoadedMd::split(md).map_err(LoadError::Split)
+}
+
+impl LoadedMd {
+    /// `md` split at its frontmatter.
+    pub(crate) fn split(md: SkillMd) -> Result<LoadedMd, FrontmatterError> {
+        let (yaml, yaml_line, body_offset) = {
+            let split = frontmatter::split(&md.text)?;
+            // The YAML is a slice of the text; where it starts, as an offset.
+            let start = split.yaml.as_ptr().addr() - md.text.as_ptr().addr();
+            (
+                start..start + split.yaml.len(),
+                split.yaml_line,
+                split.body_offset,
+            )
+        };
+        Ok(LoadedMd {
+            md,
+            yaml,
+            yaml_line,
+            body_offset,
+        })
+    }
 }
 
 #[cfg(test)]

@@ -40,9 +40,10 @@ use crate::snapshot::Snapshot;
 pub use json::JSON_FORMAT;
 pub use text::{clean, use_color};
 use warnings::skill_warnings;
+#[cfg(test)]
+use warnings::spec_warnings;
 pub use warnings::{
     MAX_BODY_LINES, MAX_COMPATIBILITY_CHARS, MAX_DESCRIPTION_CHARS, MAX_NAME_CHARS, name_violation,
-    spec_warnings,
 };
 
 /// How the report is printed.

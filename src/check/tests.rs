@@ -7,8 +7,17 @@ use rstest::rstest;
 
 const PATH: &str = "/t/s/SKILL.md";
 
+/// `text` as the one SKILL.md loader splits it.
+fn md(text: &str) -> crate::catalog::LoadedMd {
+    crate::catalog::LoadedMd::split(crate::catalog::SkillMd {
+        text: text.to_owned(),
+        cut: false,
+    })
+    .expect("a test SKILL.md splits")
+}
+
 fn warnings(text: &str) -> Vec<Finding> {
-    spec_warnings(text, "s", PATH, false)
+    spec_warnings(&md(text), "s", PATH, false)
 }
 
 fn kinds(fs: &[Finding]) -> Vec<&'static str> {
@@ -66,7 +75,7 @@ fn missing_name_and_description_are_warned_without_a_position() {
 #[test]
 fn a_name_that_breaks_the_rule_points_at_its_value() {
     let w = spec_warnings(
-        "---\nname: My_Skill\ndescription: d\n---\n",
+        &md("---\nname: My_Skill\ndescription: d\n---\n"),
         "My_Skill",
         PATH,
         false,
@@ -80,18 +89,18 @@ fn a_name_that_breaks_the_rule_points_at_its_value() {
 fn what_the_skills_door_refused_is_left_to_its_error() {
     let text = "---\nname: My_Skill\ndescription: \"\"\n---\n";
     assert_eq!(
-        kinds(&spec_warnings(text, "My_Skill", PATH, false)),
+        kinds(&spec_warnings(&md(text), "My_Skill", PATH, false)),
         ["agentskills-name", "agentskills-description"]
     );
-    assert_eq!(spec_warnings(text, "My_Skill", PATH, true), vec![]);
+    assert_eq!(spec_warnings(&md(text), "My_Skill", PATH, true), vec![]);
     assert_eq!(
-        spec_warnings("---\nlicense: MIT\n---\n", "s", PATH, true),
+        spec_warnings(&md("---\nlicense: MIT\n---\n"), "s", PATH, true),
         vec![]
     );
     // The door has no length limit: that warning stays.
     let long = format!("---\nname: s\ndescription: {}\n---\n", "x".repeat(1025));
     assert_eq!(
-        kinds(&spec_warnings(&long, "s", PATH, true)),
+        kinds(&spec_warnings(&md(&long), "s", PATH, true)),
         ["agentskills-description"]
     );
 }
@@ -164,7 +173,7 @@ fn a_body_over_500_lines_points_at_line_501_of_the_body() {
 
 #[test]
 fn a_file_that_no_longer_parses_is_an_error() {
-    let w = warnings("no frontmatter\n");
+    let w = warnings("---\nname: [oops\n---\n");
     assert_eq!(w.len(), 1);
     assert_eq!(w[0].severity, Severity::Error);
     assert!(w[0].message.contains("changed while"));

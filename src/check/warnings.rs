@@ -6,9 +6,8 @@
 use serde_yaml_ng::Value;
 
 use super::{Finding, Kind, Rule, Severity, nth_line};
-use crate::catalog::{self, SKILL_MD, Skill};
-use crate::declaration;
-use crate::frontmatter::{self, Seg};
+use crate::catalog::{self, LoadError, LoadedMd, SKILL_MD, Skill};
+use crate::frontmatter::Seg;
 use crate::problem::{Problem, Reason};
 
 /// Agent Skills: `name` is at most 64 characters.
@@ -63,8 +62,8 @@ fn kind_of(v: &Value) -> &'static str {
     }
 }
 
-/// The Agent Skills spec warnings for one served skill's SKILL.md `text`
-/// (spec CHECK-008..CHECK-012). `dir_name` is the name it is served under;
+/// The Agent Skills spec warnings for one served skill's SKILL.md, as the
+/// one loader read and split it (spec CHECK-008..CHECK-012). `dir_name` is the name it is served under;
 /// `path` is SKILL.md's path as findings report it.
 ///
 /// Only what the server leaves alone is said here, so nothing is said
@@ -74,20 +73,20 @@ fn kind_of(v: &Value) -> &'static str {
 /// `skills-extension` problem): that door refuses a missing or
 /// rule-breaking `name` and a missing or empty `description` itself, so
 /// those warnings are left to its error (spec CHECK-014).
-pub fn spec_warnings(text: &str, dir_name: &str, path: &str, door_refused: bool) -> Vec<Finding> {
+pub(crate) fn spec_warnings(
+    loaded: &LoadedMd,
+    dir_name: &str,
+    path: &str,
+    door_refused: bool,
+) -> Vec<Finding> {
     let mut out = Vec::new();
-    // The snapshot's scan split and parsed this file; if it no longer does,
-    // it changed since, and the fresh problem says so.
-    let split = match frontmatter::split(text) {
-        Ok(s) => s,
+    let text = loaded.md.text.as_str();
+    // The snapshot's scan parsed this file; if it no longer parses, it
+    // changed since, and the fresh problem says so.
+    let fm = match loaded.parse_sparing_block() {
+        Ok((fm, _)) => fm,
         Err(e) => return vec![changed(path, Reason::MalformedFrontmatter, &e.message)],
     };
-    let fm =
-        match frontmatter::parse_sparing_block(split.yaml, split.yaml_line, declaration::BLOCK_KEY)
-        {
-            Ok((fm, _)) => fm,
-            Err(e) => return vec![changed(path, Reason::MalformedFrontmatter, &e.message)],
-        };
     let key = |k: &str| [Seg::Key(k.to_owned())];
 
     match fm.map.get("name") {
@@ -226,11 +225,15 @@ pub fn spec_warnings(text: &str, dir_name: &str, path: &str, door_refused: bool)
         ),
     }
 
-    let body = &text[split.body_offset..];
-    let lines = body.lines().count();
+    let lines = loaded.body().lines().count();
     if lines > MAX_BODY_LINES {
         // Point at the first line past the limit.
-        let body_line = text[..split.body_offset].matches('\n').count() + 1;
+        let body_line = text
+            .get(..loaded.body_offset)
+            .unwrap_or("")
+            .matches('\n')
+            .count()
+            + 1;
         let line = body_line + MAX_BODY_LINES;
         let mut f = Finding::warning(
             Rule::Body,
@@ -267,8 +270,9 @@ pub(super) fn skill_warnings(skill: &Skill, problems: &[Problem]) -> Vec<Finding
     let door_refused = problems
         .iter()
         .any(|p| p.reason == Reason::SkillsExtension && p.path == path);
-    match catalog::read_skill_md(&skill.dir) {
-        Ok(md) => spec_warnings(&md.text, &skill.name, &path, door_refused),
-        Err((reason, detail)) => vec![changed(&path, reason, &detail)],
+    match catalog::load_skill_md(&skill.dir) {
+        Ok(loaded) => spec_warnings(&loaded, &skill.name, &path, door_refused),
+        Err(LoadError::Read(reason, detail)) => vec![changed(&path, reason, &detail)],
+        Err(LoadError::Split(e)) => vec![changed(&path, Reason::MalformedFrontmatter, &e.message)],
     }
 }
