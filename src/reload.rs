@@ -212,6 +212,11 @@ pub fn start(
         }) {
             Ok(w) => {
                 tracing::info!(roots = config.roots.len(), "watching the roots for changes");
+                // RELOAD-013: the boot scan ran before the session, the
+                // watch starts with it; a change in between raised no
+                // event, so one rescan catches up (swapped only if the
+                // tree changed, RELOAD-002).
+                let _ = tx.try_send(());
                 Some(Arc::new(Mutex::new(w)))
             }
             Err(e) => {

@@ -585,3 +585,81 @@ fn skills_list_answers_from_its_snapshot_when_a_skill_md_changes_before_the_resc
     assert_eq!(generation(&mut s), 1);
     s.finish();
 }
+
+/// RELOAD-013: a change made after the boot scan but before the watch is
+/// set up (the watch starts with the session, after `initialize`) is not
+/// missed: the first rescan under the watch catches up. Here the skill is
+/// added once the server has logged its boot scan and before the client
+/// says `initialize`; it must be listed without any later change.
+#[test]
+fn a_change_between_the_boot_scan_and_the_watch_is_picked_up() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::Stdio;
+    let root = tempfile::tempdir().unwrap();
+    skill(root.path(), "first");
+    let mut child = Command::new(BIN)
+        .arg("--watch")
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("SKILLS_DIR", root.path())
+        .env("SKILL_MCP_LOG", "info")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (tx, scanned) = std::sync::mpsc::channel();
+    let stderr = child.stderr.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if line.contains("catalog scanned") {
+                let _ = tx.send(());
+            }
+        }
+    });
+    scanned
+        .recv_timeout(Duration::from_secs(20))
+        .expect("the server logs its boot scan");
+    skill(root.path(), "second");
+    let mut stdin = child.stdin.take().unwrap();
+    let (out_tx, out) = std::sync::mpsc::channel::<String>();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = out_tx.send(line);
+        }
+    });
+    let mut send = |v: serde_json::Value| writeln!(stdin, "{v}").unwrap();
+    send(
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}),
+    );
+    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let mut listed = Vec::new();
+    for id in 1.. {
+        send(
+            json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "skill_list", "arguments": {}}}),
+        );
+        let reply = loop {
+            let line = out
+                .recv_timeout(Duration::from_secs(10))
+                .expect("an answer");
+            let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+            if v["id"] == json!(id) {
+                break v;
+            }
+        };
+        listed = names(&reply["result"]["structuredContent"]);
+        if listed.len() == 2 || Instant::now() > deadline {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(
+        listed,
+        ["first", "second"],
+        "a skill added between the boot scan and the watch was never listed"
+    );
+}
