@@ -298,6 +298,45 @@ fn a_lone_surrogate_is_refused_under_the_requests_own_id() {
     assert!(s.answer().contains(r#""id":43,"#));
 }
 
+/// WIRE-001: a leading byte-order mark and a number past a 64-bit float
+/// (`1e400`) are refused -32700 with a message naming that cause, not a
+/// bare "expected value at column 1"; the session goes on.
+#[test]
+fn a_byte_order_mark_and_a_number_too_large_are_named_in_the_refusal() {
+    let root = tree();
+    let mut s = Raw::start(root.path());
+    s.send(INIT);
+    s.answer();
+    s.send(INITIALIZED);
+    for (line, says) in [
+        (
+            "\u{feff}{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}",
+            "byte-order mark",
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":1e400,"method":"ping"}"#,
+            "too large",
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":2,"method":"ping","params":{"x":-1e999}}"#,
+            "too large",
+        ),
+    ] {
+        s.send(line);
+        let v: Value = serde_json::from_str(&s.answer()).unwrap();
+        assert_eq!(v["error"]["code"], json!(-32700), "{line}: {v}");
+        assert!(
+            v["error"]["message"]
+                .as_str()
+                .unwrap_or_default()
+                .contains(says),
+            "{line}: {v}"
+        );
+    }
+    s.send(r#"{"jsonrpc":"2.0","id":43,"method":"ping"}"#);
+    assert!(s.answer().contains(r#""id":43,"#));
+}
+
 const INLINE_META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
 
 #[test]

@@ -331,7 +331,17 @@ fn not_json(text: &[u8], e: &serde_json::Error) -> Incoming {
                 .is_some()
     });
     let surrogate = e.to_string().contains("escape");
-    let message = if surrogate {
+    let message = if text.starts_with("\u{feff}".as_bytes()) {
+        // JSON (RFC 8259 §8.1) is sent without a byte-order mark; say so
+        // rather than "expected value at column 1", which points nowhere.
+        "Parse error: the line starts with a byte-order mark (U+FEFF); send each JSON-RPC message without one".to_owned()
+    } else if e.to_string().contains("number out of range") {
+        // Valid JSON, but a number past what a 64-bit float holds
+        // (`1e400`): no JSON-RPC peer can mean it as an id or a value.
+        format!(
+            "Parse error: the message holds a number too large to read ({e}); ids and values are numbers a 64-bit float holds, or strings"
+        )
+    } else if surrogate {
         format!(
             "Parse error: the message holds a \\u escape that is no character, such as a lone UTF-16 surrogate ({e}); \
              send text as UTF-8 or as a surrogate pair"
