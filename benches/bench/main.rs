@@ -106,6 +106,11 @@ fn main() {
             Err(why) => println!("search evaluation: skipped, {why}"),
         }
     }
+    // Over HTTP, once, on its own 1,000-skill tree (issue 29 §7).
+    if s.runs("http") {
+        measure::http::http(&s, &mut t);
+        eprintln!("[{:>5.1}s] http done", began.elapsed().as_secs_f64());
+    }
     for &n in &s.sizes {
         let g = Instant::now();
         let tree = make_tree(n, s.fresh);

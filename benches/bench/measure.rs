@@ -3,6 +3,7 @@
 //! rows, with their targets, to the table.
 
 pub mod boot;
+pub mod http;
 pub mod mixed;
 pub mod rescan;
 pub mod run;

@@ -1,0 +1,460 @@
+//! The http phase (issue 29 §7): `skill-mcp --http` on loopback under 1,
+//! 16 and 64 concurrent clients — requests per second, p50 and p99 — for
+//! `skills/list`, `resources/read` of a 4 KiB file and `skill_list` with
+//! a query; the same requests over stdio beside them; and the server's RSS
+//! with 1,000 sessions open.
+//!
+//! The load comes from `wrk` (Debian's package: a well-kept C generator,
+//! so the figures are the server's, not a Rust client's), each request a
+//! stateless 2026-07-28 POST (its `_meta` carries the protocol version),
+//! as replicas behind a balancer would see them. wrk shares the two cores
+//! with the server, as any client on the same machine would: the figures
+//! are a floor, said so in BENCHMARKS.md. The phase says it skips when
+//! wrk is not installed or the server has no `--http`.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::channel;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::SERVER;
+use crate::client::Server;
+use crate::report::{Table, Target};
+use crate::settings::Settings;
+use crate::stats::{mib, ms};
+use crate::tree::{Tree, big_skill, make_tree};
+
+/// The tree the phase serves: 1,000 skills, the size a team's catalog is.
+const SKILLS: usize = 1_000;
+/// Concurrent clients, as the issue names them.
+const CLIENTS: [usize; 3] = [1, 16, 64];
+/// Sessions held open for the memory figure.
+const SESSIONS: usize = 1_000;
+/// The 4 KiB file read (every generated skill has one).
+const FILE_4K: &str = "assets/logo.png";
+
+/// The per-request lifecycle's `_meta` (2026-07-28): no session needed.
+fn stateless(params: Value) -> Value {
+    let mut p = params;
+    p["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {}
+    });
+    p
+}
+
+/// The three requests measured: (what, method, params).
+fn requests(skill: &str) -> Vec<(&'static str, &'static str, Value)> {
+    vec![
+        ("skills/list", "skills/list", json!({})),
+        (
+            "resources/read 4 KiB",
+            "resources/read",
+            json!({"uri": format!("skill://{skill}/{FILE_4K}")}),
+        ),
+        (
+            "skill_list query",
+            "tools/call",
+            json!({"name": "skill_list", "arguments": {"query": "export report charts"}}),
+        ),
+    ]
+}
+
+fn on_path(tool: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH").and_then(|p| {
+        std::env::split_paths(&p)
+            .map(|d| d.join(tool))
+            .find(|f| f.is_file())
+    })
+}
+
+/// The server over HTTP, and the URL it says it listens on.
+struct HttpServer {
+    child: Child,
+    url: String,
+    host: String,
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts `skill-mcp --http 127.0.0.1:0` on `root` and reads the address
+/// it logs (`http://127.0.0.1:PORT/…`).
+fn start(root: &Path) -> Result<HttpServer, String> {
+    let mut child = Command::new(SERVER)
+        .args(["--http", "127.0.0.1:0"])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("SKILLS_DIR", root)
+        .env("SKILL_MCP_LOG", "info")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("the server does not start: {e}"))?;
+    let stderr = child.stderr.take().ok_or("no stderr")?;
+    let (tx, rx) = channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if let Some(at) = line.find("http://") {
+                let url: String = line[at..]
+                    .chars()
+                    .take_while(|c| !c.is_whitespace() && *c != '"' && *c != ',')
+                    .collect();
+                let _ = tx.send(Ok(url));
+            } else if line.contains("error") || line.contains("unexpected argument") {
+                let _ = tx.send(Err(line));
+            }
+        }
+    });
+    let url = match rx.recv_timeout(Duration::from_secs(60)) {
+        Ok(Ok(url)) => url,
+        Ok(Err(line)) => {
+            let _ = child.kill();
+            return Err(format!("the server has no --http here: {line}"));
+        }
+        Err(_) => {
+            let _ = child.kill();
+            return Err("the server logged no http:// address within 60 s".into());
+        }
+    };
+    let host = url
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap_or_default()
+        .to_owned();
+    Ok(HttpServer { child, url, host })
+}
+
+/// One POST of `body` (and `session` when given) on a fresh connection:
+/// the status, the headers and the body.
+fn post(
+    host: &str,
+    path: &str,
+    body: &str,
+    session: Option<&str>,
+) -> Result<(u16, String, String), String> {
+    let mut c = TcpStream::connect(host).map_err(|e| format!("connect {host}: {e}"))?;
+    c.set_read_timeout(Some(Duration::from_secs(30))).ok();
+    let mut req = format!(
+        "POST {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
+        body.len()
+    );
+    if let Some(id) = session {
+        req.push_str(&format!(
+            "Mcp-Session-Id: {id}\r\nMCP-Protocol-Version: 2025-11-25\r\n"
+        ));
+    }
+    req.push_str("\r\n");
+    req.push_str(body);
+    c.write_all(req.as_bytes()).map_err(|e| e.to_string())?;
+    let mut out = Vec::new();
+    let _ = c.read_to_end(&mut out);
+    let text = String::from_utf8_lossy(&out).into_owned();
+    let (head, rest) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    Ok((status, head.to_owned(), rest.to_owned()))
+}
+
+fn path_of(url: &str) -> String {
+    let rest = url.trim_start_matches("http://");
+    match rest.find('/') {
+        Some(at) => rest[at..].to_owned(),
+        None => "/".to_owned(),
+    }
+}
+
+/// wrk's figures for one run.
+struct Load {
+    rps: f64,
+    p50_ms: f64,
+    p99_ms: f64,
+    bad: u64,
+}
+
+/// `1.23ms`, `456.00us`, `1.02s` in milliseconds.
+fn wrk_ms(v: &str) -> Option<f64> {
+    let v = v.trim();
+    if let Some(x) = v.strip_suffix("us") {
+        x.parse::<f64>().ok().map(|x| x / 1000.0)
+    } else if let Some(x) = v.strip_suffix("ms") {
+        x.parse().ok()
+    } else if let Some(x) = v.strip_suffix('s') {
+        x.parse::<f64>().ok().map(|x| x * 1000.0)
+    } else {
+        None
+    }
+}
+
+fn parse_wrk(out: &str) -> Option<Load> {
+    let mut rps = None;
+    let (mut p50, mut p99) = (None, None);
+    let mut bad = 0;
+    for line in out.lines() {
+        let l = line.trim();
+        if let Some(v) = l.strip_prefix("Requests/sec:") {
+            rps = v.trim().parse().ok();
+        } else if let Some(v) = l.strip_prefix("50%") {
+            p50 = wrk_ms(v);
+        } else if let Some(v) = l.strip_prefix("99%") {
+            p99 = wrk_ms(v);
+        } else if let Some(v) = l.strip_prefix("Non-2xx or 3xx responses:") {
+            bad += v.trim().parse::<u64>().unwrap_or(1);
+        } else if l.starts_with("Socket errors:") {
+            // "Socket errors: connect 0, read 0, write 0, timeout 3"
+            bad += l
+                .split(',')
+                .filter_map(|p| p.split_whitespace().last()?.parse::<u64>().ok())
+                .sum::<u64>();
+        }
+    }
+    Some(Load {
+        rps: rps?,
+        p50_ms: p50?,
+        p99_ms: p99?,
+        bad,
+    })
+}
+
+/// `clients` connections sending `body` for `secs` seconds.
+fn load(
+    wrk: &Path,
+    url: &str,
+    body: &str,
+    clients: usize,
+    secs: u64,
+    dir: &Path,
+) -> Result<Load, String> {
+    let script = dir.join(format!("wrk-{clients}.lua"));
+    std::fs::write(
+        &script,
+        format!(
+            "wrk.method = \"POST\"\n\
+             wrk.body = [==[{body}]==]\n\
+             wrk.headers[\"Content-Type\"] = \"application/json\"\n\
+             wrk.headers[\"Accept\"] = \"application/json, text/event-stream\"\n\
+             wrk.headers[\"MCP-Protocol-Version\"] = \"2026-07-28\"\n"
+        ),
+    )
+    .map_err(|e| e.to_string())?;
+    let out = Command::new(wrk)
+        .arg(format!("-t{}", clients.min(2)))
+        .arg(format!("-c{clients}"))
+        .arg(format!("-d{secs}s"))
+        .arg("--latency")
+        .arg("-s")
+        .arg(&script)
+        .arg(url)
+        .output()
+        .map_err(|e| format!("wrk: {e}"))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    parse_wrk(&text).ok_or_else(|| format!("wrk said nothing readable:\n{text}"))
+}
+
+/// The phase; skipped, with the reason printed, without wrk or `--http`.
+pub fn http(s: &Settings, t: &mut Table) {
+    let Some(wrk) = on_path("wrk") else {
+        println!("http phase: skipped, wrk is not installed (Debian: apt-get install wrk)");
+        return;
+    };
+    let tree: Tree = make_tree(SKILLS, s.fresh);
+    let size = crate::report::fmt_count(SKILLS);
+    let server = match start(&tree.root) {
+        Ok(sv) => sv,
+        Err(why) => {
+            println!("http phase: skipped, {why}");
+            return;
+        }
+    };
+    let path = path_of(&server.url);
+    let skill = big_skill();
+    let secs = if s.quick { 3 } else { 10 };
+    let scratch = tempfile::tempdir().expect("a scratch dir for wrk's scripts");
+    // Each request is checked once before it is loaded: a refusal served
+    // fast is not a figure.
+    for (what, method, params) in requests(&skill) {
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": stateless(params.clone())}).to_string();
+        match post(&server.host, &path, &body, None) {
+            Ok((200, _, reply))
+                if reply.contains("\"result\"") && !reply.contains("\"isError\":true") => {}
+            Ok((status, _, reply)) => {
+                println!(
+                    "http phase: skipped, {what} is not answered with a result (HTTP {status}): {}",
+                    reply.chars().take(300).collect::<String>()
+                );
+                return;
+            }
+            Err(e) => {
+                println!("http phase: skipped, {what}: {e}");
+                return;
+            }
+        }
+        for clients in CLIENTS {
+            match load(&wrk, &server.url, &body, clients, secs, scratch.path()) {
+                Ok(l) => {
+                    let judged = what.starts_with("resources/read") && clients == 64;
+                    let name = format!(
+                        "http {what}, {clients} client{}",
+                        if clients == 1 { "" } else { "s" }
+                    );
+                    t.add(
+                        &format!("{name}: requests/s"),
+                        &size,
+                        l.rps,
+                        if l.bad > 0 {
+                            format!("{} failed", l.bad)
+                        } else {
+                            format!("{secs} s of wrk")
+                        },
+                        "/s",
+                        if judged {
+                            Target::AtLeast(20_000.0)
+                        } else {
+                            Target::None
+                        },
+                    );
+                    t.add(
+                        &format!("{name}: p50 / p99"),
+                        &size,
+                        l.p99_ms,
+                        format!("p50 {:.2} ms", l.p50_ms),
+                        "ms",
+                        if judged {
+                            Target::MsAtMost(10.0)
+                        } else {
+                            Target::None
+                        },
+                    );
+                    if l.bad > 0 {
+                        t.misses.push(format!("{name}: {} requests failed", l.bad));
+                    }
+                }
+                Err(e) => println!("http {what} at {clients} clients: {e}"),
+            }
+        }
+    }
+    sessions(&server, &path, &size, t);
+    drop(server);
+    stdio_side_by_side(s, &tree, &skill, &size, t);
+}
+
+/// RSS with [`SESSIONS`] 2025-11-25 sessions open (initialized, idle).
+fn sessions(server: &HttpServer, path: &str, size: &str, t: &mut Table) {
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}})
+    .to_string();
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string();
+    let began = Instant::now();
+    let mut open = 0;
+    let mut refused = String::new();
+    for _ in 0..SESSIONS {
+        match post(&server.host, path, &init, None) {
+            Ok((200, head, _)) => {
+                let id = head.lines().find_map(|l| {
+                    let (k, v) = l.split_once(':')?;
+                    k.eq_ignore_ascii_case("mcp-session-id")
+                        .then(|| v.trim().to_owned())
+                });
+                let Some(id) = id else {
+                    refused = "an initialize answer carried no Mcp-Session-Id".into();
+                    break;
+                };
+                let _ = post(&server.host, path, &initialized, Some(&id));
+                open += 1;
+            }
+            Ok((status, _, body)) => {
+                refused = format!(
+                    "initialize {} answered HTTP {status}: {}",
+                    open + 1,
+                    body.chars().take(200).collect::<String>()
+                );
+                break;
+            }
+            Err(e) => {
+                refused = e;
+                break;
+            }
+        }
+    }
+    let rss = std::fs::read_to_string(format!("/proc/{}/status", server.child.id()))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmRSS:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        })
+        .unwrap_or(0);
+    t.add(
+        &format!("http: VmRSS with {open} sessions open"),
+        size,
+        mib(rss),
+        format!(
+            "opened in {:.1} s{}",
+            began.elapsed().as_secs_f64(),
+            if refused.is_empty() {
+                String::new()
+            } else {
+                format!("; then {refused}")
+            }
+        ),
+        "MiB",
+        if open == SESSIONS {
+            Target::MibAtMost(64.0)
+        } else {
+            Target::None
+        },
+    );
+    if open < SESSIONS {
+        t.misses.push(format!(
+            "http: only {open} of {SESSIONS} sessions opened ({refused})"
+        ));
+    }
+}
+
+/// The same requests over stdio, one client (stdio has one): requests per
+/// second as one over the mean round trip, and p50 / p99.
+fn stdio_side_by_side(s: &Settings, tree: &Tree, skill: &str, size: &str, t: &mut Table) {
+    let n = if s.quick { 500 } else { 3_000 };
+    let mut sv = Server::spawn(&tree.root);
+    sv.initialize();
+    for (what, method, params) in requests(skill) {
+        let mut samples = Vec::with_capacity(n);
+        for _ in 0..n {
+            let (d, _) = sv.call(method, params.clone());
+            samples.push(ms(d));
+        }
+        let mean = samples.iter().sum::<f64>() / samples.len() as f64;
+        samples.sort_by(f64::total_cmp);
+        let p = |q: f64| samples[((samples.len() as f64 - 1.0) * q).round() as usize];
+        t.add(
+            &format!("stdio {what}, 1 client: requests/s"),
+            size,
+            1000.0 / mean,
+            format!("{n} calls in a row"),
+            "/s",
+            Target::None,
+        );
+        t.add(
+            &format!("stdio {what}, 1 client: p50 / p99"),
+            size,
+            p(0.99),
+            format!("p50 {:.2} ms", p(0.5)),
+            "ms",
+            Target::None,
+        );
+    }
+}
