@@ -255,6 +255,22 @@ impl Config {
         ))
     }
 
+    /// Why `SKILL_MCP_WATCH` was not understood, when it holds something
+    /// other than `1`/`true` (watch) or `0`/`false`/empty (do not): a
+    /// `yes` or `on` is not silently read as off (RELOAD-001).
+    pub fn watch_refusal(&self) -> Option<String> {
+        let raw = self.var("SKILL_MCP_WATCH")?;
+        let v = raw.to_string_lossy();
+        match v.trim() {
+            "" | "0" | "false" | "1" | "true" => None,
+            other => Some(format!(
+                "SKILL_MCP_WATCH is {}, which is neither 1/true (watch the roots) nor 0/false (do not) (RELOAD-001); \
+                 the roots are not watched: set it to 1, or pass --watch",
+                crate::echo::excerpt(other)
+            )),
+        }
+    }
+
     /// A variable from the boot environment.
     pub fn var(&self, name: &str) -> Option<&OsStr> {
         self.env.get(OsStr::new(name)).map(OsString::as_os_str)

@@ -129,6 +129,26 @@ impl<T: schemars::JsonSchema> schemars::JsonSchema for Args<T> {
     }
 }
 
+/// A character a terminal or log viewer would act on rather than show: a
+/// control (a line break, ESC, CSI), or an invisible format character —
+/// bidirectional overrides and isolates, zero-width characters, the BOM,
+/// line and paragraph separators, tag characters — that reorders, breaks
+/// or hides the rest of the line ("Trojan Source"). The server's log
+/// (SRV-010) escapes them and `check` (CHECK-006) neutralizes them.
+pub fn invisible(c: char) -> bool {
+    c.is_control()
+        || matches!(c,
+            '\u{00ad}' | '\u{061c}' | '\u{180e}' | '\u{200b}'..='\u{200f}'
+            | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{206f}' | '\u{feff}'
+            | '\u{fff9}'..='\u{fffb}'
+            // Line and paragraph separators: a line break to any
+            // Unicode-aware viewer.
+            | '\u{2028}' | '\u{2029}'
+            // Tag characters: invisible, and read as ASCII by a model
+            // ("ASCII smuggling").
+            | '\u{e0000}'..='\u{e007f}')
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

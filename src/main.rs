@@ -75,17 +75,15 @@ fn main() -> ExitCode {
     // it from this `Config`, the log filter included.
     let config = Config::from_process(config::default_skills_dir());
     // stdout is the protocol channel; every log line goes to stderr.
+    let (filter, refused) = log_filter(config.var("SKILL_MCP_LOG"));
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_ansi(false)
-        .with_env_filter(
-            config
-                .var("SKILL_MCP_LOG")
-                .and_then(|v| v.to_str())
-                .and_then(|v| tracing_subscriber::EnvFilter::try_new(v).ok())
-                .unwrap_or_else(|| "warn".into()),
-        )
+        .with_env_filter(filter)
         .init();
+    if let Some(why) = refused {
+        tracing::warn!("{}", skill_mcp::snapshot::one_line(&why));
+    }
     match cli.command {
         None => {
             harden_for_serving();
@@ -106,6 +104,47 @@ fn main() -> ExitCode {
         // `check` runs no script, so it has nothing to keep from one
         // (spec RUN-024's Decision): it leaves its process as it was.
         Some(Command::Check(args)) => run_check(config, args),
+    }
+}
+
+/// The log filter (SRV-010). Unset: `warn`, with rmcp's own warn lines —
+/// each one a client's refused request or an answer a departed client did
+/// not take — kept to `error`, so stderr holds the owner's problems, not
+/// every client's mistakes (the transport logs its refusals at info).
+/// A level name or a directive list (`skill_mcp=debug,rmcp=warn`) is taken
+/// as written; anything else (`warning`, `verbose`: a bare word reads as a
+/// target, and would silence every line) is refused, said, and `warn`
+/// holds.
+fn log_filter(value: Option<&std::ffi::OsStr>) -> (tracing_subscriber::EnvFilter, Option<String>) {
+    const LEVELS: [&str; 6] = ["off", "error", "warn", "info", "debug", "trace"];
+    let default = || tracing_subscriber::EnvFilter::new("warn,rmcp=error");
+    let Some(raw) = value else {
+        return (default(), None);
+    };
+    let text = raw.to_string_lossy();
+    let v = text.trim();
+    if v.is_empty() {
+        return (default(), None);
+    }
+    let directive = v.contains('=') || v.contains(',') || v.contains("::");
+    let level = LEVELS.contains(&v.to_ascii_lowercase().as_str());
+    match tracing_subscriber::EnvFilter::try_new(v) {
+        Ok(f) if level || directive => (f, None),
+        Ok(_) => (
+            default(),
+            Some(format!(
+                "SKILL_MCP_LOG is {}, which is no level ({}) and no directive like skill_mcp=debug (SRV-010); logging at warn",
+                skill_mcp::echo::excerpt(v),
+                LEVELS.join(", ")
+            )),
+        ),
+        Err(e) => (
+            default(),
+            Some(format!(
+                "SKILL_MCP_LOG is {}, which is no log filter ({e}) (SRV-010); logging at warn",
+                skill_mcp::echo::excerpt(v)
+            )),
+        ),
     }
 }
 

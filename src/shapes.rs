@@ -36,8 +36,13 @@ pub fn plain_schema(schema: &Map<String, Value>) -> Map<String, Value> {
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SkillList {
-    /// The configured roots, absolute, in order.
+    /// The configured roots, absolute, in order — at most as many as fit
+    /// a quarter of the answer budget (LIST-005).
     pub roots: Vec<String>,
+    /// How many roots are configured, when `roots` could not hold them
+    /// all (`skill-mcp check` lists every one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub roots_total: Option<usize>,
     pub roots_from: RootsFrom,
     pub grant_from: GrantFrom,
     /// Present in the hosted case: why nothing runs.

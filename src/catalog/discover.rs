@@ -119,6 +119,13 @@ pub fn scan_with(config: &Config, how: Parallelism) -> Catalog {
             None if config.roots_from == RootsFrom::Default => {
                 "; set SKILLS_DIR to a directory of skills".to_owned()
             }
+            // Only a `check` argument can hold a `:` (SKILLS_DIR is split
+            // at each one): `check "$SKILLS_DIR"` is the likely slip.
+            None if root.as_os_str().as_encoded_bytes().contains(&b':') => {
+                "; the path holds `:`, which separates folders in SKILLS_DIR: give `check` each folder \
+                 as its own argument (check /a /b), or run `check` with SKILLS_DIR set"
+                    .to_owned()
+            }
             None => String::new(),
         };
         s.root(i, root, &hint);
@@ -236,6 +243,19 @@ fn case_variant(dir: &Path) -> Option<String> {
         })
 }
 
+/// True when `dir` is a directory with at least one skill directly in it
+/// (a look at its first 256 entries only: a hint, not a scan).
+fn holds_a_skill(dir: &Path) -> bool {
+    const HINT_PROBE_ENTRIES: usize = 256;
+    let Ok(entries) = fs::read_dir(dir) else {
+        return false;
+    };
+    entries
+        .take(HINT_PROBE_ENTRIES)
+        .filter_map(Result::ok)
+        .any(|e| has_skill_md(&e.path()))
+}
+
 /// What a `no-skill-md` problem says: that the directory is no skill and,
 /// when it holds a SKILL.md spelt in another case, that the name is
 /// case-sensitive (DISC-018).
@@ -291,6 +311,7 @@ impl Scan<'_> {
             ));
         }
         // Layout 2: a directory of skills.
+        let first_candidate = self.candidates.len();
         let first_problem = self.problems.len();
         self.parent(i, &real, &real);
         let (beside_problems, beside_candidates) = (self.problems.len(), self.candidates.len());
@@ -316,6 +337,23 @@ impl Scan<'_> {
                         "; this root keeps its skills in skills/: point SKILLS_DIR at that directory to serve only them",
                     );
                 }
+            }
+        }
+        // A project root whose only skills are Claude Code's own, under the
+        // hidden `.claude/skills/` (DISC-004 skips it): say where they are
+        // (DISC-020).
+        if self.candidates.len() == first_candidate {
+            let claude = real.join(".claude").join("skills");
+            if holds_a_skill(&claude) {
+                self.problems.push(Problem::new(
+                    show(root),
+                    Reason::NoSkillMd,
+                    format!(
+                        "no skill is served from this root, but {} holds skills (a Claude Code project's own, \
+                         in a hidden directory this server does not look into): point SKILLS_DIR at that directory to serve them",
+                        claude.display()
+                    ),
+                ));
             }
         }
     }

@@ -240,7 +240,11 @@ pub struct Report {
 impl Report {
     /// Builds the report from the server's own boot pass.
     pub fn new(snapshot: &Snapshot, strict: bool) -> Report {
-        let list = snapshot.list();
+        let mut list = snapshot.list();
+        // The report lists every root: its reader asked for all of them,
+        // and is not a model's context (LIST-005 bounds `skill_list`'s).
+        list.roots = snapshot.catalog.roots.clone();
+        list.roots_total = None;
         let mut findings: Vec<Finding> = list.problems.iter().map(Finding::from_problem).collect();
         if let Some(e) = &list.grant_error {
             findings.push(Finding {

@@ -208,7 +208,10 @@ pub fn clean(s: &str) -> String {
     annotate_snippets::normalize_untrusted_str(s)
         .chars()
         .map(|c| {
-            if c.is_control() && c != '\t' {
+            // What annotate-snippets leaves that still acts on a viewer
+            // (a line break, a C1 control, a line separator, a tag
+            // character: crate::echo::invisible) becomes U+FFFD.
+            if c != '\t' && crate::echo::invisible(c) {
                 '\u{fffd}'
             } else {
                 c

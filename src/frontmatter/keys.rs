@@ -104,6 +104,22 @@ pub fn suggest(key: &str) -> Option<&'static str> {
         .map(|(_, k)| k)
 }
 
+/// For a key that looks like its suggestion but is not it: which of its
+/// characters are not ASCII (a Cyrillic `а` in `nаme`), since the two
+/// print alike.
+fn not_ascii(key: &str, suggestion: &str) -> String {
+    let odd: Vec<String> = key
+        .chars()
+        .filter(|c| !c.is_ascii())
+        .take(3)
+        .map(|c| format!("{c:?} is U+{:04X}", u32::from(c)))
+        .collect();
+    if odd.is_empty() || key.eq_ignore_ascii_case(suggestion) {
+        return String::new();
+    }
+    format!(" ({}, not ASCII)", odd.join(", "))
+}
+
 /// A note for each top-level key that is not known, placed at the key
 /// (spec FM-007). A key that is not a string is unknown too.
 pub fn unknown(fm: &Frontmatter) -> Vec<Note> {
@@ -113,7 +129,7 @@ pub fn unknown(fm: &Frontmatter) -> Vec<Note> {
             Value::String(k) if is_known(k) => {}
             Value::String(k) => {
                 let next = match suggest(k) {
-                    Some(s) => format!("did you mean {s:?}?"),
+                    Some(s) => format!("did you mean {s:?}?{}", not_ascii(k, s)),
                     None => "neither the Agent Skills spec nor Claude Code defines it; \
                              keep fields of your own under \"metadata\""
                         .to_owned(),
@@ -124,13 +140,17 @@ pub fn unknown(fm: &Frontmatter) -> Vec<Note> {
                     format!("unknown frontmatter key {k:?} (ignored): {next}"),
                 ));
             }
-            _ => notes.push(Note {
-                message: "a frontmatter key that is not a string (ignored): \
-                          every field's name is a string"
-                    .into(),
-                line: None,
-                column: None,
-            }),
+            other => {
+                let text = super::key_text(other);
+                notes.push(Note::at(
+                    &fm.positions,
+                    &[Seg::OtherKey(text.clone())],
+                    format!(
+                        "unknown frontmatter key {text} (ignored): it is not a string, and every field's name is one; \
+                         quote it (\"{text}\":) if it is meant as a name"
+                    ),
+                ));
+            }
         }
     }
     notes

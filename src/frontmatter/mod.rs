@@ -183,6 +183,22 @@ fn too_large(bytes: usize) -> FrontmatterError {
 pub enum Seg {
     Key(String),
     Index(usize),
+    /// A key that is not a string (`1:`, `true:`, `? [a, b]`), by its
+    /// compact YAML text: named so its value can be placed (FM-007).
+    OtherKey(String),
+}
+
+/// A mapping key that is not a string, as its compact YAML text
+/// (`1`, `true`, `null`, `[a, b]`), for positions and messages.
+pub fn key_text(key: &Value) -> String {
+    match serde_yaml_ng::to_string(key) {
+        Ok(t) => {
+            let t = t.trim();
+            // A collection renders on several lines; one line names it.
+            t.lines().map(str::trim).collect::<Vec<_>>().join(" ")
+        }
+        Err(_) => "?".to_owned(),
+    }
 }
 
 /// Renders a path as `mcp-host.run[0].timeout`.
@@ -197,6 +213,12 @@ pub fn path_label(path: &[Seg]) -> String {
                 out.push_str(k);
             }
             Seg::Index(i) => out.push_str(&format!("[{i}]")),
+            Seg::OtherKey(k) => {
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.push_str(&format!("[{k}]"));
+            }
         }
     }
     out
@@ -443,8 +465,10 @@ impl Builder {
             Some(Open::Map(_, node, Some((Value::String(k), _)))) => {
                 (*node, Some(Seg::Key(k.clone())))
             }
-            // A non-string key's value, or a key itself: no path worth naming.
-            Some(Open::Map(_, node, _)) => (*node, None),
+            // A non-string key's value is named by the key's text (FM-007).
+            Some(Open::Map(_, node, Some((k, _)))) => (*node, Some(Seg::OtherKey(key_text(k)))),
+            // A key itself: no path worth naming.
+            Some(Open::Map(_, node, None)) => (*node, None),
         }
     }
 

@@ -89,6 +89,9 @@ impl Snapshot {
         if let Some(why) = refused {
             problems.push(Problem::new(ANSWER_BUDGET_VAR, Reason::Setting, why));
         }
+        if let Some(why) = config.watch_refusal() {
+            problems.push(Problem::new("SKILL_MCP_WATCH", Reason::Setting, why));
+        }
         let (instructions_budget, refused) = config.instructions_budget();
         if let Some(why) = refused {
             problems.push(Problem::new(INSTRUCTIONS_INDEX_VAR, Reason::Setting, why));

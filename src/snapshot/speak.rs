@@ -24,7 +24,8 @@ impl Snapshot {
 
     /// The roots this snapshot could not read, as the instructions name
     /// them (LIST-016): `PATH could not be read: WHY`, joined by `; `, at
-    /// most [`INSTRUCTIONS_UNREADABLE_ROOTS`] and then how many more.
+    /// most [`INSTRUCTIONS_UNREADABLE_ROOTS`] and then how many more, each
+    /// escaped and bounded as a log line is ([`one_line`]).
     /// `None` when every root was read.
     pub fn unreadable_roots(&self) -> Option<String> {
         let unread: Vec<&Problem> = self
@@ -41,13 +42,15 @@ impl Snapshot {
             .map(|p| {
                 // The catalog's details start with their subject ("this
                 // root could not be read: …"); the path takes its place.
-                match ["this root ", "this directory "]
+                // Each is one bounded line, as in the log: a pasted 50 KB
+                // path costs the handshake a thousand characters, not 50 KB.
+                one_line(&match ["this root ", "this directory "]
                     .iter()
                     .find_map(|subject| p.detail.strip_prefix(subject))
                 {
                     Some(what) => format!("{} {what}", p.path),
                     None => format!("{}: {}", p.path, p.detail),
-                }
+                })
             })
             .collect();
         let more = unread.len().saturating_sub(INSTRUCTIONS_UNREADABLE_ROOTS);
@@ -85,12 +88,12 @@ fn problem_lines(now: &[Problem], before: &[Problem]) -> Vec<String> {
 /// characters, then how many were left out. Every line the server logs
 /// from input passes here (SRV-010).
 pub fn one_line(line: &str) -> String {
-    let escaped: Cow<str> = if line.chars().any(hidden) {
+    let escaped: Cow<str> = if line.chars().any(crate::echo::invisible) {
         line.chars()
             .map(|c| {
                 if c.is_control() {
                     c.escape_default().to_string()
-                } else if hidden(c) {
+                } else if crate::echo::invisible(c) {
                     c.escape_unicode().to_string()
                 } else {
                     c.to_string()
@@ -110,19 +113,6 @@ pub fn one_line(line: &str) -> String {
         "{kept}… ({} more characters)",
         total - MAX_LOGGED_LINE_CHARS
     )
-}
-
-/// A character a terminal would act on rather than show: a control (a
-/// line break, ESC, CSI), or an invisible format character — bidirectional
-/// overrides and isolates, zero-width characters, the BOM — that reorders
-/// or hides the rest of the line ("Trojan Source"; CHECK-006 neutralizes
-/// the same for `check`).
-fn hidden(c: char) -> bool {
-    c.is_control()
-        || matches!(c,
-            '\u{00ad}' | '\u{061c}' | '\u{180e}' | '\u{200b}'..='\u{200f}'
-            | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{206f}' | '\u{feff}'
-            | '\u{fff9}'..='\u{fffb}')
 }
 
 #[cfg(test)]

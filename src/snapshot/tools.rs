@@ -33,8 +33,10 @@ impl Snapshot {
 
     /// `skill_list`'s top-level fields, with no entries.
     pub(super) fn list_header(&self) -> SkillList {
+        let (roots, roots_total) = self.shown_roots();
         SkillList {
-            roots: self.catalog.roots.clone(),
+            roots,
+            roots_total,
             roots_from: self.catalog.roots_from,
             grant_from: self.grant.from,
             grant_note: self.grant.note().map(str::to_owned),
@@ -49,6 +51,27 @@ impl Snapshot {
             next_cursor: None,
             note: None,
         }
+    }
+
+    /// The roots `skill_list` shows (LIST-005): every one, unless their
+    /// JSON would take more than a quarter of the answer budget — a host
+    /// that gives each skill its own slot has as many roots as skills, and
+    /// every page repeats them — then the first that fit, and the count.
+    fn shown_roots(&self) -> (Vec<String>, Option<usize>) {
+        let roots = &self.catalog.roots;
+        let room = self.budget / 4;
+        let mut used = 2;
+        let mut shown = Vec::new();
+        for r in roots {
+            // A root's JSON: the string escaped, a comma.
+            let cost = serde_json::to_string(r).map_or(r.len() + 2, |j| j.len()) + 1;
+            if used + cost > room {
+                return (shown, Some(roots.len()));
+            }
+            used += cost;
+            shown.push(r.clone());
+        }
+        (shown, None)
     }
 
     /// The `skill_list` entry of the `i`th skill (in name order).
