@@ -94,6 +94,13 @@ fn a_missing_root_is_said_on_stderr_and_in_the_handshake() {
          Tell the user, who can correct the path in this server's configuration"
     );
     assert!(instructions.starts_with(&said), "{instructions}");
+    // LIST-009: with nothing served, the model is not sent to call tools
+    // on skills that are not there.
+    assert!(
+        !instructions.contains("Call skill_list to see them")
+            && instructions.contains("skill_list's problems say what could not be served"),
+        "{instructions}"
+    );
     // SRV-010: one warn line, shown by default, with its reason and path.
     let warned = warnings(&stderr);
     assert_eq!(warned.len(), 1, "{stderr:?}");

@@ -378,10 +378,13 @@ fn instructions(served: &Snapshot) -> String {
         }
         None => s.push('.'),
     }
-    s.push_str(
+    s.push_str(if n == 0 {
+        // Nothing to call skill_load on: skill_list's problems say why.
+        " skill_list's problems say what could not be served."
+    } else {
         " Call skill_list to see them, skill_load to read one's instructions, \
-         skill_file to read the files they refer to, and follow them.",
-    );
+         skill_file to read the files they refer to, and follow them."
+    });
     let search = " call skill_list with a query (words from what you need) to find the right skill, \
                       or page through it with the cursor it gives.";
     match served.catalog_index() {
