@@ -9,11 +9,13 @@
 //! none of them. [`tools`] holds the four tools' answers in the shapes of
 //! `shapes`, which the linter reports too.
 
+mod identity;
 mod pages;
 mod speak;
 pub use speak::one_line;
 mod tools;
 
+pub use identity::Identity;
 pub use pages::{CatalogIndex, Serialized};
 
 use std::sync::OnceLock;
@@ -41,8 +43,12 @@ pub struct Snapshot {
     pub problems: Vec<Problem>,
     /// The MCP Skills extension's view of the catalog (SEP-2640).
     pub skills_view: SkillsView,
-    /// 1 for the boot scan, one more for each rescan swapped in.
+    /// 1 for the boot scan, one more for each rescan swapped in: this
+    /// process's count, for the reload log and `skill_list`. Cursors carry
+    /// the catalog's [`Identity`] instead (LIST-018).
     pub generation: u64,
+    /// What the listings show, as a digest, computed on first use.
+    identity: OnceLock<Identity>,
     /// When this snapshot's scan started.
     pub scanned_at: SystemTime,
     /// Where each skill's files start in the one list of every bundled
@@ -117,6 +123,7 @@ impl Snapshot {
             problems,
             skills_view,
             generation,
+            identity: OnceLock::new(),
             scanned_at,
             file_offsets,
             budget,
@@ -127,6 +134,14 @@ impl Snapshot {
             model,
             instructions: OnceLock::new(),
         }
+    }
+
+    /// The catalog's identity (LIST-018): the same in every process that
+    /// serves the same tree with the same settings. Computed on the first
+    /// cursor handed out or read, not at boot: a catalog that is never
+    /// paged never pays for it.
+    pub fn identity(&self) -> Identity {
+        *self.identity.get_or_init(|| identity::of(self))
     }
 
     /// The `initialize` instructions of this snapshot, made by `make` the

@@ -6,10 +6,8 @@
 //! entry is serialized once per snapshot to learn its size, so a page is
 //! cut from sizes, not by trial.
 
-use std::collections::hash_map::DefaultHasher;
-use std::hash::{Hash, Hasher};
-
 use super::Snapshot;
+use super::identity;
 use crate::echo::excerpt;
 use crate::limits::{MAX_QUERY_BYTES, MAX_THEMES, MIN_THEME_SKILLS, QUERY_PAGE_SKILLS};
 use crate::search::{Index, is_stop_word};
@@ -241,8 +239,11 @@ impl Snapshot {
         cut(sizes, room, |i| i < order.len(), limit)
     }
 
-    /// The offset a cursor stands for (LIST-008): only one this snapshot
-    /// handed out for this listing (`key`) and at one of its page starts.
+    /// The offset a cursor stands for (LIST-008, LIST-018): only one a
+    /// process serving this same catalog handed out for this listing
+    /// (`key`), at one of its page starts. The catalog is named by its
+    /// identity, not by this process's generation, so a cursor from any
+    /// replica of the same tree is honoured here.
     fn read_cursor(
         &self,
         c: &str,
@@ -252,7 +253,7 @@ impl Snapshot {
     ) -> Result<usize, String> {
         let bad = || {
             format!(
-                "invalid {} {}: it is not one {} handed out; pass back the {} of the previous answer",
+                "invalid {} {}: it is not one {} handed out; pass back the {} of the previous answer (LIST-008)",
                 kind.arg,
                 excerpt(c),
                 kind.tool,
@@ -260,19 +261,23 @@ impl Snapshot {
             )
         };
         let mut parts = c.splitn(3, '.');
-        let (Some(g), Some(k), Some(o)) = (parts.next(), parts.next(), parts.next()) else {
+        let (Some(id), Some(k), Some(o)) = (parts.next(), parts.next(), parts.next()) else {
             return Err(bad());
         };
-        let generation: u64 = g.parse().map_err(|_| bad())?;
-        if generation != self.generation {
+        if id.len() != 16 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(bad());
+        }
+        let ours = self.identity().to_string();
+        if id != ours {
             return Err(format!(
-                "this {} is from another scan of the catalog (generation {generation}; it is {} now), which has changed since: call {} again without a {}",
-                kind.arg, self.generation, kind.tool, kind.arg
+                "this {} is from another version of the catalog (catalog {id}; this server serves catalog {ours}): the skills changed \
+                 since it was handed out, or it came from a server of other skills. Call {} again without a {} (LIST-008, LIST-018)",
+                kind.arg, kind.tool, kind.arg
             ));
         }
         if u64::from_str_radix(k, 16).ok() != Some(key) || k.len() != 16 {
             return Err(format!(
-                "this {} belongs to another listing: {}, or start again without a {}",
+                "this {} belongs to another listing: {}, or start again without a {} (LIST-008)",
                 kind.arg, kind.same, kind.arg
             ));
         }
@@ -283,9 +288,10 @@ impl Snapshot {
         Ok(offset)
     }
 
-    /// The cursor of the page that starts at `offset` of listing `key`.
+    /// The cursor of the page that starts at `offset` of listing `key`:
+    /// `IDENTITY.KEY.OFFSET`, each of the first two 16 hex digits.
     fn cursor_at(&self, key: u64, offset: usize) -> String {
-        format!("{}.{key:016x}.{offset}", self.generation)
+        format!("{}.{key:016x}.{offset}", self.identity())
     }
 
     fn page_note(
@@ -384,11 +390,7 @@ impl Snapshot {
             usize::MAX,
         );
         // A filesCursor belongs to its skill's manifest.
-        let key = {
-            let mut h = DefaultHasher::new();
-            ("files", name).hash(&mut h);
-            h.finish()
-        };
+        let key = identity::key(&[b"files", name.as_bytes()]);
         let start = match cursor {
             None => 0,
             Some(c) => self.read_cursor(c, key, &starts, &SKILL_LOAD)?,
@@ -532,12 +534,30 @@ fn themes(skills: &[crate::catalog::Skill]) -> Vec<(String, usize)> {
     themes
 }
 
-/// What a cursor is bound to: the query (as its words) and the limit.
+/// What a cursor is bound to: the query (as its words) and the limit,
+/// keyed the same in every process and build (LIST-008, LIST-018).
 fn listing_key(args: &ListArgs) -> u64 {
-    let mut h = DefaultHasher::new();
-    args.query.as_deref().map(words).hash(&mut h);
-    args.limit.hash(&mut h);
-    h.finish()
+    let words = args.query.as_deref().map(words);
+    let limit = args.limit.map(|l| l.to_string());
+    let mut parts: Vec<&[u8]> = vec![b"list"];
+    match &words {
+        None => parts.push(b"no query"),
+        Some(w) => {
+            parts.push(b"query");
+            parts.push(b"words");
+            parts.extend(w.iter().map(|w| w.as_bytes()));
+        }
+    }
+    // The words are variable in number: the limit is told apart by a
+    // marker no word can be (a word is letters and digits).
+    match &limit {
+        None => parts.push(b"-no limit-"),
+        Some(l) => {
+            parts.push(b"-limit-");
+            parts.push(l.as_bytes());
+        }
+    }
+    identity::key(&parts)
 }
 
 #[cfg(test)]

@@ -1,0 +1,117 @@
+//! The catalog's identity (spec LIST-018): a digest of what the listings
+//! show and page over, so every process serving the same tree with the
+//! same settings derives the same one, and a cursor one of them hands out
+//! is honoured by all of them (replicas behind a load balancer) and
+//! refused by one serving anything else.
+//!
+//! SHA-256 (already in the tree for SEP-2640's digests), not std's
+//! `DefaultHasher`: its algorithm is unspecified and may change between
+//! builds, and replicas may run different builds of the same release.
+//! Every field is written with its length first, so no two different
+//! sequences of fields write the same bytes.
+
+use sha2::{Digest, Sha256};
+
+use super::Snapshot;
+use crate::limits::EMBEDDINGS_VAR;
+
+/// What the digest is over, and in which form: bumped whenever that
+/// changes, so processes of two builds that would disagree never agree.
+const VERSION: &[u8] = b"skill-mcp catalog identity 1";
+
+/// A catalog's identity: the first 64 bits of the digest. Two different
+/// catalogs share one with a chance of about 2^-64 for any pair; the cost
+/// of that is a cursor of the one honoured by the other.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Identity(u64);
+
+impl std::fmt::Display for Identity {
+    /// 16 lowercase hex digits: the form cursors carry.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:016x}", self.0)
+    }
+}
+
+/// A SHA-256 that takes length-prefixed fields.
+struct Fields(Sha256);
+
+impl Fields {
+    fn put(&mut self, bytes: &[u8]) {
+        self.0.update((bytes.len() as u64).to_le_bytes());
+        self.0.update(bytes);
+    }
+
+    fn num(&mut self, n: u64) {
+        self.0.update(n.to_le_bytes());
+    }
+
+    /// A value as its compact JSON: the very bytes a listing shows.
+    fn json<T: serde::Serialize>(&mut self, v: &T) {
+        self.put(&serde_json::to_vec(v).unwrap_or_default());
+    }
+
+    /// A 64-bit key of these fields.
+    fn key(self) -> u64 {
+        let sum = self.0.finalize();
+        let mut first = [0u8; 8];
+        first.copy_from_slice(&sum[..8]);
+        u64::from_be_bytes(first)
+    }
+}
+
+/// A stable 64-bit key of `parts` (a cursor's listing: its query's words
+/// and limit, or the skill whose manifest it pages), the same in every
+/// process and build.
+pub fn key(parts: &[&[u8]]) -> u64 {
+    let mut h = Fields(Sha256::new());
+    h.put(b"skill-mcp listing key 1");
+    for p in parts {
+        h.put(p);
+    }
+    h.key()
+}
+
+/// The identity of `snap`'s catalog (LIST-018). It covers, in order:
+/// the answer budget (it decides where pages end), the embedding model
+/// setting (it orders `query`'s results, LIST-017), then for each skill
+/// its `skill_list` entry exactly as served (name, description,
+/// when-to-use, root, file count and bytes, what of it may run and why
+/// not, egress), its frontmatter name, SKILL.md's digest (the frontmatter
+/// `skills/list` carries, the body `query` ranks by) and every bundled
+/// file's path and size; then every problem as `skill_list` shows it, and
+/// which skills the Skills extension serves. Not covered: modification
+/// times, inode numbers, when the scan ran, the generation, the process —
+/// nothing a second process started from the same checkout at another
+/// time would see differently — nor the bytes of bundled files other than
+/// SKILL.md (no listing orders or cuts pages by them; the digest a
+/// `skills/list` entry shows is read live, SKX-011).
+pub(super) fn of(snap: &Snapshot) -> Identity {
+    let mut h = Fields(Sha256::new());
+    h.put(VERSION);
+    h.num(snap.budget as u64);
+    let model = snap.config.var(EMBEDDINGS_VAR).unwrap_or_default();
+    h.put(model.as_encoded_bytes());
+    h.num(u64::from(snap.model.is_some()));
+    h.num(snap.catalog.skills.len() as u64);
+    for (i, s) in snap.catalog.skills.iter().enumerate() {
+        h.json(&snap.summary(i));
+        h.put(s.frontmatter_name().unwrap_or("").as_bytes());
+        h.num(u64::from(s.frontmatter_name().is_some()));
+        h.put(&s.md_digest);
+        h.num(s.files.len() as u64);
+        for f in s.files.iter() {
+            h.put(f.path.as_bytes());
+            h.num(f.size);
+        }
+    }
+    h.num(snap.problems.len() as u64);
+    for p in &snap.problems {
+        h.json(p);
+    }
+    let served = snap.skills_view.served();
+    h.num(served.len() as u64);
+    for &i in served {
+        h.num(i as u64);
+    }
+    Identity(h.key())
+}
