@@ -115,3 +115,124 @@ pub(super) fn of(snap: &Snapshot) -> Identity {
     }
     Identity(h.key())
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+    use std::ffi::OsString;
+    use std::path::{Path, PathBuf};
+
+    use proptest::prelude::*;
+
+    use super::super::Snapshot;
+    use crate::config::Config;
+
+    fn boot(root: &Path) -> Snapshot {
+        let mut env = BTreeMap::new();
+        env.insert(OsString::from("SKILLS_DIR"), root.as_os_str().to_owned());
+        Snapshot::boot(Config::from_env(env, Path::new("/"), PathBuf::from("/nowhere")))
+    }
+
+    /// One skill of a generated tree: its description, body, extra files.
+    type Shape = (String, String, Vec<u8>);
+
+    fn write(root: &Path, skills: &[Shape]) {
+        let _ = std::fs::remove_dir_all(root);
+        for (i, (description, body, files)) in skills.iter().enumerate() {
+            let dir = root.join(format!("s{i:02}"));
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(
+                dir.join("SKILL.md"),
+                format!("---\nname: s{i:02}\ndescription: {description}\n---\n{body}\n"),
+            )
+            .unwrap();
+            for (j, size) in files.iter().enumerate() {
+                std::fs::write(dir.join(format!("f{j}.txt")), "x".repeat(usize::from(*size)))
+                    .unwrap();
+            }
+        }
+    }
+
+    /// What one edit does to a tree; `None` is no edit at all.
+    #[derive(Debug, Clone)]
+    enum Edit {
+        None,
+        /// Rewrites every file with the same bytes (new mtimes, new inodes).
+        Rewrite,
+        Description(usize),
+        /// The body, same length, one letter changed.
+        Body(usize),
+        FileSize(usize),
+        AddFile(usize),
+        AddSkill,
+        RemoveSkill(usize),
+    }
+
+    fn apply(skills: &mut Vec<Shape>, edit: &Edit) {
+        let n = skills.len();
+        match *edit {
+            Edit::None | Edit::Rewrite => {}
+            Edit::Description(i) => skills[i % n].0.push_str(" more"),
+            Edit::Body(i) => {
+                let b = &mut skills[i % n].1;
+                let first = if b.starts_with('a') { "b" } else { "a" };
+                b.replace_range(0..1, first);
+            }
+            Edit::FileSize(i) => match skills[i % n].2.first_mut() {
+                Some(s) => *s = s.wrapping_add(1),
+                None => skills[i % n].2.push(0),
+            },
+            Edit::AddFile(i) => skills[i % n].2.push(3),
+            Edit::AddSkill => skills.push(("new".into(), "body".into(), Vec::new())),
+            Edit::RemoveSkill(i) => {
+                skills.remove(i % n);
+            }
+        }
+    }
+
+    fn shape() -> impl Strategy<Value = Shape> {
+        (
+            "[a-z]{1,12}( [a-z]{1,8}){0,3}",
+            "[a-z]{1,40}",
+            proptest::collection::vec(0u8..40, 0..3),
+        )
+    }
+
+    fn edit() -> impl Strategy<Value = Edit> {
+        prop_oneof![
+            Just(Edit::None),
+            Just(Edit::Rewrite),
+            any::<usize>().prop_map(Edit::Description),
+            any::<usize>().prop_map(Edit::Body),
+            any::<usize>().prop_map(Edit::FileSize),
+            any::<usize>().prop_map(Edit::AddFile),
+            Just(Edit::AddSkill),
+            any::<usize>().prop_map(Edit::RemoveSkill),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+
+        /// LIST-018: two scans of one tree path agree on the identity
+        /// exactly when what the listings show is the same — rewriting
+        /// the same bytes (new mtimes) keeps it, any edit a listing shows
+        /// or pages by changes it.
+        #[test]
+        fn the_identity_is_equal_exactly_when_the_catalog_is(
+            mut skills in proptest::collection::vec(shape(), 1..6),
+            edit in edit(),
+        ) {
+            let tmp = tempfile::tempdir().unwrap();
+            let root = tmp.path().join("skills");
+            write(&root, &skills);
+            let before = boot(&root).identity();
+            prop_assert_eq!(before, boot(&root).identity(), "two scans of one tree");
+            apply(&mut skills, &edit);
+            write(&root, &skills);
+            let after = boot(&root).identity();
+            let same = matches!(edit, Edit::None | Edit::Rewrite);
+            prop_assert_eq!(before == after, same, "{:?}", edit);
+        }
+    }
+}
