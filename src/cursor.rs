@@ -166,22 +166,38 @@ mod tests {
         assert!(p(&format!("{CAT}.1500"), 1500, 500).is_err());
         assert!(p(&format!("{CAT}.500"), 1621, 0).is_err());
         // A catalog written in capitals was never handed out.
-        assert!(p(&format!("{}.500", CAT.to_uppercase()), 1621, 500).is_err_and(|e| e.0.contains("invalid")));
+        assert!(
+            p(&format!("{}.500", CAT.to_uppercase()), 1621, 500)
+                .is_err_and(|e| e.0.contains("invalid"))
+        );
     }
 
     #[test]
     fn another_catalogs_cursor_is_told_to_list_again() {
-        let e = parse(Some(&format!("{OTHER}.500")), 1621, 500, CAT, "resources/list").err();
+        let e = parse(
+            Some(&format!("{OTHER}.500")),
+            1621,
+            500,
+            CAT,
+            "resources/list",
+        )
+        .err();
         let e = e.map(|e| e.0).unwrap_or_default();
         assert!(e.contains("another version of the catalog"), "{e}");
-        assert!(e.contains("Call resources/list again without a cursor"), "{e}");
+        assert!(
+            e.contains("Call resources/list again without a cursor"),
+            "{e}"
+        );
         assert!(e.contains("LIST-018"), "{e}");
     }
 
     #[test]
     fn a_sealed_cursor_opens_only_as_written() {
         let c = sealed(CAT, "skills/list", 4);
-        assert_eq!(unseal(Some(&c), 9, CAT, "skills/list", "SKX-008").ok(), Some(4));
+        assert_eq!(
+            unseal(Some(&c), 9, CAT, "skills/list", "SKX-008").ok(),
+            Some(4)
+        );
         assert_eq!(unseal(None, 9, CAT, "skills/list", "SKX-008").ok(), Some(0));
         // Another offset with this check, another list, past the end.
         let edited = c.replacen(".4.", ".3.", 1);

@@ -303,13 +303,7 @@ impl SkillsView {
             }
         }
         let tables = served.iter().map(|_| Mutex::default()).collect();
-        (
-            SkillsView {
-                served,
-                tables,
-            },
-            problems,
-        )
+        (SkillsView { served, tables }, problems)
     }
 
     /// Indices into `catalog.skills` of the skills this door serves, in

@@ -40,8 +40,14 @@ fn prompt_description(skill: &Skill) -> String {
 pub fn prompts_page(snap: &Snapshot, cursor: Option<&str>) -> Result<ListPromptsResult, McpError> {
     let skills = &snap.catalog.skills;
     let catalog = snap.identity().to_string();
-    let start = cursor::parse(cursor, skills.len(), LIST_PAGE_SIZE, &catalog, "prompts/list")
-        .map_err(invalid_cursor)?;
+    let start = cursor::parse(
+        cursor,
+        skills.len(),
+        LIST_PAGE_SIZE,
+        &catalog,
+        "prompts/list",
+    )
+    .map_err(invalid_cursor)?;
     let end = (start + LIST_PAGE_SIZE).min(skills.len());
     let mut r = ListPromptsResult::with_all_items(
         skills[start..end]

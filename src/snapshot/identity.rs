@@ -130,7 +130,11 @@ mod tests {
     fn boot(root: &Path) -> Snapshot {
         let mut env = BTreeMap::new();
         env.insert(OsString::from("SKILLS_DIR"), root.as_os_str().to_owned());
-        Snapshot::boot(Config::from_env(env, Path::new("/"), PathBuf::from("/nowhere")))
+        Snapshot::boot(Config::from_env(
+            env,
+            Path::new("/"),
+            PathBuf::from("/nowhere"),
+        ))
     }
 
     /// One skill of a generated tree: its description, body, extra files.
@@ -147,8 +151,11 @@ mod tests {
             )
             .unwrap();
             for (j, size) in files.iter().enumerate() {
-                std::fs::write(dir.join(format!("f{j}.txt")), "x".repeat(usize::from(*size)))
-                    .unwrap();
+                std::fs::write(
+                    dir.join(format!("f{j}.txt")),
+                    "x".repeat(usize::from(*size)),
+                )
+                .unwrap();
             }
         }
     }

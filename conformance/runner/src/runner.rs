@@ -391,8 +391,8 @@ fn drive(
         let at = |m: String, sent: Option<String>| fail(Some(i), Some(case), m, sent);
         match &step.kind {
             StepKind::Request { method, params } => {
-                let params = with_cursor(params.clone(), last_cursor.as_deref())
-                    .map_err(|m| at(m, None))?;
+                let params =
+                    with_cursor(params.clone(), last_cursor.as_deref()).map_err(|m| at(m, None))?;
                 let mut params = in_mode(&params);
                 let token = format!("conformance-progress-{i}");
                 if step.progress == Some(Progress::Ask) {
@@ -956,7 +956,8 @@ mod tests {
 
     #[test]
     fn next_cursor_is_the_last_one_handed_out_and_nothing_else_changes() {
-        let p = json!({"cursor": NEXT_CURSOR, "deep": [{"c": NEXT_CURSOR}], "other": "x${nextCursor}"});
+        let p =
+            json!({"cursor": NEXT_CURSOR, "deep": [{"c": NEXT_CURSOR}], "other": "x${nextCursor}"});
         let got = with_cursor(Some(p), Some("abc.500")).unwrap().unwrap();
         assert_eq!(
             got,
