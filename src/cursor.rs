@@ -69,25 +69,28 @@ pub fn parse(
     cursor: Option<&str>,
     len: usize,
     page: usize,
-    catalog: &str,
+    catalog: impl FnOnce() -> String,
     list: &str,
 ) -> Result<usize, InvalidCursor> {
     let Some(c) = cursor else { return Ok(0) };
+    let catalog = catalog();
     let bad = || {
         InvalidCursor(format!(
             "invalid cursor {}: it is not one this list hands out; pass back the nextCursor of the previous page (READ-011)",
             excerpt(c)
         ))
     };
-    let rest = of_catalog(c, catalog, list, "READ-011", bad)?;
+    let rest = of_catalog(c, &catalog, list, "READ-011", bad)?;
     decimal(rest)
         .filter(|&n| n > 0 && n < len && page > 0 && n % page == 0)
         .ok_or_else(bad)
 }
 
-/// The `nextCursor` of a page that ends at `end` of `len` items.
-pub fn next(end: usize, len: usize, catalog: &str) -> Option<String> {
-    (end < len).then(|| format!("{catalog}.{end}"))
+/// The `nextCursor` of a page that ends at `end` of `len` items. The
+/// catalog's identity is asked for only when there is a next page: a list
+/// that fits one page never computes it.
+pub fn next(end: usize, len: usize, catalog: impl FnOnce() -> String) -> Option<String> {
+    (end < len).then(|| format!("{}.{end}", catalog()))
 }
 
 /// The check a sealed cursor ends with: 8 hex digits of SHA-256 over the
@@ -119,21 +122,22 @@ pub fn sealed(catalog: &str, list: &str, offset: usize) -> String {
 pub fn unseal(
     cursor: Option<&str>,
     len: usize,
-    catalog: &str,
+    catalog: impl FnOnce() -> String,
     list: &str,
     rules: &str,
 ) -> Result<usize, InvalidCursor> {
     let Some(c) = cursor else { return Ok(0) };
+    let catalog = catalog();
     let bad = || {
         InvalidCursor(format!(
             "invalid cursor {}: it is not one {list} handed out; pass back the nextCursor of the previous page ({rules})",
             excerpt(c)
         ))
     };
-    let rest = of_catalog(c, catalog, list, rules, bad)?;
+    let rest = of_catalog(c, &catalog, list, rules, bad)?;
     let (o, check) = rest.split_once('.').ok_or_else(bad)?;
     decimal(o)
-        .filter(|&n| n > 0 && n < len && check == tag(catalog, list, n))
+        .filter(|&n| n > 0 && n < len && check == tag(&catalog, list, n))
         .ok_or_else(bad)
 }
 
@@ -142,13 +146,17 @@ mod tests {
     use super::{parse, sealed, unseal};
 
     const CAT: &str = "0123456789abcdef";
+
+    fn cat() -> String {
+        CAT.to_owned()
+    }
     const OTHER: &str = "fedcba9876543210";
 
     #[test]
     fn only_cursors_a_list_hands_out_are_accepted() {
-        let p = |c: &str, len, page| parse(Some(c), len, page, CAT, "resources/list");
-        assert_eq!(parse(None, 0, 500, CAT, "l").ok(), Some(0));
-        assert_eq!(parse(None, 1621, 500, CAT, "l").ok(), Some(0));
+        let p = |c: &str, len, page| parse(Some(c), len, page, cat, "resources/list");
+        assert_eq!(parse(None, 0, 500, cat, "l").ok(), Some(0));
+        assert_eq!(parse(None, 1621, 500, cat, "l").ok(), Some(0));
         for n in [500, 1000, 1500] {
             assert_eq!(p(&format!("{CAT}.{n}"), 1621, 500).ok(), Some(n), "{n}");
         }
@@ -178,7 +186,7 @@ mod tests {
             Some(&format!("{OTHER}.500")),
             1621,
             500,
-            CAT,
+            cat,
             "resources/list",
         )
         .err();
@@ -195,10 +203,10 @@ mod tests {
     fn a_sealed_cursor_opens_only_as_written() {
         let c = sealed(CAT, "skills/list", 4);
         assert_eq!(
-            unseal(Some(&c), 9, CAT, "skills/list", "SKX-008").ok(),
+            unseal(Some(&c), 9, cat, "skills/list", "SKX-008").ok(),
             Some(4)
         );
-        assert_eq!(unseal(None, 9, CAT, "skills/list", "SKX-008").ok(), Some(0));
+        assert_eq!(unseal(None, 9, cat, "skills/list", "SKX-008").ok(), Some(0));
         // Another offset with this check, another list, past the end.
         let edited = c.replacen(".4.", ".3.", 1);
         for (bad, len, list) in [
@@ -207,11 +215,11 @@ mod tests {
             (c.as_str(), 4, "skills/list"),
             ("4", 9, "skills/list"),
         ] {
-            let e = unseal(Some(bad), len, CAT, list, "SKX-008").err();
+            let e = unseal(Some(bad), len, cat, list, "SKX-008").err();
             let e = e.map(|e| e.0).unwrap_or_default();
             assert!(e.starts_with("invalid cursor"), "{bad}: {e}");
         }
-        let e = unseal(Some(&c), 9, OTHER, "skills/list", "SKX-008").err();
+        let e = unseal(Some(&c), 9, || OTHER.to_owned(), "skills/list", "SKX-008").err();
         assert!(e.is_some_and(|e| e.0.contains("Call skills/list again without a cursor")));
     }
 }

@@ -178,11 +178,10 @@ fn json_len<T: serde::Serialize>(v: &T) -> usize {
 /// LIST-018): only one sealed by a process serving this same catalog,
 /// written as it was written. Anything else is -32602 naming the cursor.
 fn read_cursor(snap: &Snapshot, cursor: Option<&str>) -> Result<usize, McpError> {
-    let catalog = snap.identity().to_string();
     cursor::unseal(
         cursor,
         snap.skills_view.served().len(),
-        &catalog,
+        || snap.identity().to_string(),
         SKILLS_LIST,
         "SKX-008, SKX-015",
     )
@@ -346,17 +345,17 @@ pub fn directory(
     if !any {
         return Err(not_dir());
     }
-    let catalog = snap.identity().to_string();
+    let catalog = || snap.identity().to_string();
     let start = cursor::parse(
         cursor,
         children.len(),
         LIST_PAGE_SIZE,
-        &catalog,
+        catalog,
         "resources/directory/read",
     )
     .map_err(invalid_cursor)?;
     let end = (start + LIST_PAGE_SIZE).min(children.len());
-    let next = cursor::next(end, children.len(), &catalog);
+    let next = cursor::next(end, children.len(), catalog);
     children.truncate(end);
     let mut r = ReadResourceDirectoryResult::with_all_items(children.split_off(start));
     r.next_cursor = next;

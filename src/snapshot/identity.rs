@@ -73,7 +73,8 @@ pub fn key(parts: &[&[u8]]) -> u64 {
 
 /// The identity of `snap`'s catalog (LIST-018). It covers, in order:
 /// the answer budget (it decides where pages end), the embedding model
-/// setting (it orders `query`'s results, LIST-017), then for each skill
+/// setting (it orders `query`'s results, LIST-017), `skill_list`'s
+/// top-level fields but `generation` and `scannedAt`, then for each skill
 /// its `skill_list` entry exactly as served (name, description,
 /// when-to-use, root, file count and bytes, what of it may run and why
 /// not, egress), its frontmatter name, SKILL.md's digest (the frontmatter
@@ -92,6 +93,13 @@ pub(super) fn of(snap: &Snapshot) -> Identity {
     let model = snap.config.var(EMBEDDINGS_VAR).unwrap_or_default();
     h.put(model.as_encoded_bytes());
     h.num(u64::from(snap.model.is_some()));
+    // The top-level fields but this process's own (roots, where the
+    // roots and the grant came from, the grant's note or error): their
+    // size moves where pages end.
+    let mut header = snap.list_header();
+    header.generation = 0;
+    header.scanned_at = String::new();
+    h.json(&header);
     h.num(snap.catalog.skills.len() as u64);
     for (i, s) in snap.catalog.skills.iter().enumerate() {
         h.json(&snap.summary(i));
@@ -216,6 +224,64 @@ mod tests {
             Just(Edit::AddSkill),
             any::<usize>().prop_map(Edit::RemoveSkill),
         ]
+    }
+
+    /// LIST-018: where `skill_list`'s pages end does not depend on how
+    /// many rescans a process has made: a process at generation 1 and
+    /// one at 10^12 hand out the same cursors and honour each other's.
+    #[test]
+    fn pages_end_alike_whatever_the_generation() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("skills");
+        let skills: Vec<Shape> = (0..60)
+            .map(|i| (format!("skill number {i}"), "body".into(), vec![1]))
+            .collect();
+        write(&root, &skills);
+        let config = |budget: &str| {
+            let mut env = BTreeMap::new();
+            env.insert(OsString::from("SKILLS_DIR"), root.as_os_str().to_owned());
+            env.insert(
+                OsString::from(crate::limits::ANSWER_BUDGET_VAR),
+                budget.into(),
+            );
+            Config::from_env(env, Path::new("/"), PathBuf::from("/nowhere"))
+        };
+        // Budgets 4 bytes apart over more than one entry's size: the
+        // 12 bytes a longer generation adds fall across a page's end for
+        // some of them.
+        for budget in (2000..2400).step_by(4) {
+            let budget = budget.to_string();
+            let young = Snapshot::build(config(&budget), 1);
+            let old = Snapshot::build(config(&budget), 1_000_000_000_000);
+            assert_eq!(young.identity(), old.identity());
+            let mut args = crate::shapes::ListArgs::default();
+            let mut seen = Vec::new();
+            for turn in 0.. {
+                let (this, other) = if turn % 2 == 0 {
+                    (&young, &old)
+                } else {
+                    (&old, &young)
+                };
+                let page = this.list_page(&args).unwrap();
+                assert_eq!(
+                    page.next_cursor,
+                    other.list_page(&args).unwrap().next_cursor,
+                    "budget {budget}, page {turn}"
+                );
+                seen.extend(page.skills.iter().map(|s| s.name.clone()));
+                match page.next_cursor {
+                    Some(c) => args.cursor = Some(c),
+                    None => break,
+                }
+            }
+            assert_eq!(seen.len(), 60);
+        }
+        let young = Snapshot::build(config("2000"), 1);
+        // Another budget is another catalog.
+        assert_ne!(
+            young.identity(),
+            Snapshot::build(config("3000"), 1).identity()
+        );
     }
 
     proptest! {

@@ -89,6 +89,16 @@ impl Snapshot {
             .map_err(String::clone)
     }
 
+    /// The size of `skill_list`'s top-level fields as pages are cut by
+    /// it: with the longest `generation` there is, so where a page ends
+    /// does not depend on how many rescans this process has made, and
+    /// every process serving the catalog cuts the same pages (LIST-018).
+    fn header_len(&self) -> usize {
+        let mut header = self.list_header();
+        header.generation = u64::MAX;
+        json_len(&header)
+    }
+
     /// The entries and their sizes, computed once per snapshot.
     pub fn entries(&self) -> &Entries {
         self.entries.get_or_init(|| {
@@ -98,7 +108,7 @@ impl Snapshot {
             let problem_sizes: Vec<usize> = self.problems.iter().map(json_len).collect();
             // The whole answer: its header, `"skills":[…]` and
             // `"problems":[…]` with a comma between entries.
-            let full_size = json_len(&self.list_header())
+            let full_size = self.header_len()
                 + skill_sizes.iter().sum::<usize>()
                 + skill_sizes.len()
                 + problem_sizes.iter().sum::<usize>()
@@ -228,9 +238,7 @@ impl Snapshot {
     /// `limit`, for skills) allows, never empty.
     fn page_starts(&self, order: &[usize], limit: Option<u32>) -> Vec<usize> {
         let entries = self.entries();
-        let room = self
-            .budget
-            .saturating_sub(json_len(&self.list_header()) + PAGE_SLACK);
+        let room = self.budget.saturating_sub(self.header_len() + PAGE_SLACK);
         let limit = limit.map_or(usize::MAX, |l| l as usize);
         let sizes = order
             .iter()
