@@ -10,10 +10,13 @@
 //! Every field is written with its length first, so no two different
 //! sequences of fields write the same bytes.
 
-use sha2::{Digest, Sha256};
+use sha2::{Digest as _, Sha256};
 
 use super::Snapshot;
+use crate::catalog::Skill;
 use crate::limits::EMBEDDINGS_VAR;
+use crate::problem::Problem;
+use crate::shapes::SkillSummary;
 
 /// What the digest is over, and in which form: bumped whenever that
 /// changes, so processes of two builds that would disagree never agree.
@@ -45,9 +48,25 @@ impl Fields {
         self.0.update(n.to_le_bytes());
     }
 
-    /// A value as its compact JSON: the very bytes a listing shows.
-    fn json<T: serde::Serialize>(&mut self, v: &T) {
-        self.put(&serde_json::to_vec(v).unwrap_or_default());
+    /// A value as its compact JSON — the very bytes a listing shows —
+    /// hashed as it is written, never kept; then its length. Returns the
+    /// length: the pass that sizes `skill_list`'s entries is this one.
+    fn json<T: serde::Serialize>(&mut self, v: &T) -> usize {
+        struct Tee<'a>(&'a mut Sha256, usize);
+        impl std::io::Write for Tee<'_> {
+            fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+                self.0.update(buf);
+                self.1 += buf.len();
+                Ok(buf.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let mut tee = Tee(&mut self.0, 0);
+        let n = serde_json::to_writer(&mut tee, v).map_or(0, |()| tee.1);
+        self.num(n as u64);
+        n
     }
 
     /// A 64-bit key of these fields.
@@ -71,10 +90,13 @@ pub fn key(parts: &[&[u8]]) -> u64 {
     h.key()
 }
 
-/// The identity of `snap`'s catalog (LIST-018). It covers, in order:
-/// the answer budget (it decides where pages end), the embedding model
-/// setting (it orders `query`'s results, LIST-017), `skill_list`'s
-/// top-level fields but `generation` and `scannedAt`, then for each skill
+/// The identity of a snapshot's catalog (LIST-018), taken in the one
+/// pass over every `skill_list` entry and problem that also sizes them
+/// for paging ([`super::pages`]): the entries are serialized once, for
+/// both. It covers, in order: the answer budget (it decides where pages
+/// end), the embedding model setting (it orders `query`'s results,
+/// LIST-017), `skill_list`'s top-level fields but `generation` and
+/// `scannedAt`, the counts of skills and problems; then for each skill
 /// its `skill_list` entry exactly as served (name, description,
 /// when-to-use, root, file count and bytes, what of it may run and why
 /// not, egress), its frontmatter name, SKILL.md's digest (the frontmatter
@@ -86,23 +108,34 @@ pub fn key(parts: &[&[u8]]) -> u64 {
 /// time would see differently — nor the bytes of bundled files other than
 /// SKILL.md (no listing orders or cuts pages by them; the digest a
 /// `skills/list` entry shows is read live, SKX-011).
-pub(super) fn of(snap: &Snapshot) -> Identity {
-    let mut h = Fields(Sha256::new());
-    h.put(VERSION);
-    h.num(snap.budget as u64);
-    let model = snap.config.var(EMBEDDINGS_VAR).unwrap_or_default();
-    h.put(model.as_encoded_bytes());
-    h.num(u64::from(snap.model.is_some()));
-    // The top-level fields but this process's own (roots, where the
-    // roots and the grant came from, the grant's note or error): their
-    // size moves where pages end.
-    let mut header = snap.list_header();
-    header.generation = 0;
-    header.scanned_at = String::new();
-    h.json(&header);
-    h.num(snap.catalog.skills.len() as u64);
-    for (i, s) in snap.catalog.skills.iter().enumerate() {
-        h.json(&snap.summary(i));
+pub(super) struct Digest(Fields);
+
+impl Digest {
+    /// Starts the digest of `snap` with what precedes its entries.
+    pub(super) fn start(snap: &Snapshot) -> Digest {
+        let mut h = Fields(Sha256::new());
+        h.put(VERSION);
+        h.num(snap.budget as u64);
+        let model = snap.config.var(EMBEDDINGS_VAR).unwrap_or_default();
+        h.put(model.as_encoded_bytes());
+        h.num(u64::from(snap.model.is_some()));
+        // The top-level fields but this process's own (roots, where the
+        // roots and the grant came from, the grant's note or error):
+        // their size moves where pages end.
+        let mut header = snap.list_header();
+        header.generation = 0;
+        header.scanned_at = String::new();
+        h.json(&header);
+        h.num(snap.catalog.skills.len() as u64);
+        h.num(snap.problems.len() as u64);
+        Digest(h)
+    }
+
+    /// Adds the `i`th skill with its `skill_list` entry; returns the
+    /// entry's JSON size.
+    pub(super) fn skill(&mut self, s: &Skill, entry: &SkillSummary) -> usize {
+        let h = &mut self.0;
+        let n = h.json(entry);
         h.put(s.frontmatter_name().unwrap_or("").as_bytes());
         h.num(u64::from(s.frontmatter_name().is_some()));
         h.put(&s.md_digest);
@@ -111,17 +144,23 @@ pub(super) fn of(snap: &Snapshot) -> Identity {
             h.put(f.path.as_bytes());
             h.num(f.size);
         }
+        n
     }
-    h.num(snap.problems.len() as u64);
-    for p in &snap.problems {
-        h.json(p);
+
+    /// Adds a problem; returns its JSON size.
+    pub(super) fn problem(&mut self, p: &Problem) -> usize {
+        self.0.json(p)
     }
-    let served = snap.skills_view.served();
-    h.num(served.len() as u64);
-    for &i in served {
-        h.num(i as u64);
+
+    /// Ends with which skills the Skills extension serves.
+    pub(super) fn finish(mut self, snap: &Snapshot) -> Identity {
+        let served = snap.skills_view.served();
+        self.0.num(served.len() as u64);
+        for &i in served {
+            self.0.num(i as u64);
+        }
+        Identity(self.0.key())
     }
-    Identity(h.key())
 }
 
 #[cfg(test)]

@@ -47,8 +47,6 @@ pub struct Snapshot {
     /// process's count, for the reload log and `skill_list`. Cursors carry
     /// the catalog's [`Identity`] instead (LIST-018).
     pub generation: u64,
-    /// What the listings show, as a digest, computed on first use.
-    identity: OnceLock<Identity>,
     /// When this snapshot's scan started.
     pub scanned_at: SystemTime,
     /// Where each skill's files start in the one list of every bundled
@@ -123,7 +121,6 @@ impl Snapshot {
             problems,
             skills_view,
             generation,
-            identity: OnceLock::new(),
             scanned_at,
             file_offsets,
             budget,
@@ -137,11 +134,11 @@ impl Snapshot {
     }
 
     /// The catalog's identity (LIST-018): the same in every process that
-    /// serves the same tree with the same settings. Computed on the first
-    /// cursor handed out or read, not at boot: a catalog that is never
-    /// paged never pays for it.
+    /// serves the same tree with the same settings. Taken on first use,
+    /// with the sizes of `skill_list`'s entries (one pass serves both),
+    /// not at boot: a catalog that is never paged never pays for it.
     pub fn identity(&self) -> Identity {
-        *self.identity.get_or_init(|| identity::of(self))
+        self.entries().identity
     }
 
     /// The `initialize` instructions of this snapshot, made by `make` the

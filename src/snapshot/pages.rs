@@ -28,6 +28,8 @@ pub struct Entries {
     problem_sizes: Vec<usize>,
     /// The whole unpaged answer's JSON size.
     full_size: usize,
+    /// The catalog's identity (LIST-018), taken in the same pass.
+    pub(super) identity: identity::Identity,
 }
 
 /// The size of `v`'s compact JSON, counted as it is written rather than
@@ -99,13 +101,16 @@ impl Snapshot {
         json_len(&header)
     }
 
-    /// The entries and their sizes, computed once per snapshot.
+    /// The entries and their sizes, and the catalog's identity, computed
+    /// once per snapshot in one pass (LIST-018).
     pub fn entries(&self) -> &Entries {
         self.entries.get_or_init(|| {
+            let mut digest = identity::Digest::start(self);
             let skill_sizes: Vec<usize> = (0..self.catalog.skills.len())
-                .map(|i| json_len(&self.summary(i)))
+                .map(|i| digest.skill(&self.catalog.skills[i], &self.summary(i)))
                 .collect();
-            let problem_sizes: Vec<usize> = self.problems.iter().map(json_len).collect();
+            let problem_sizes: Vec<usize> =
+                self.problems.iter().map(|p| digest.problem(p)).collect();
             // The whole answer: its header, `"skills":[…]` and
             // `"problems":[…]` with a comma between entries.
             let full_size = self.header_len()
@@ -117,6 +122,7 @@ impl Snapshot {
                 skill_sizes,
                 problem_sizes,
                 full_size,
+                identity: digest.finish(self),
             }
         })
     }
