@@ -7,8 +7,9 @@
 //! SHA-256 (already in the tree for SEP-2640's digests), not std's
 //! `DefaultHasher`: its algorithm is unspecified and may change between
 //! builds, and replicas may run different builds of the same release.
-//! Every field is written with its length first, so no two different
-//! sequences of fields write the same bytes.
+//! Every field is written with its length (before it; after a JSON value,
+//! which ends itself), so no two different sequences of fields write the
+//! same bytes.
 
 use sha2::{Digest as _, Sha256};
 
