@@ -135,7 +135,11 @@ impl Live {
             prompts: prompts_fingerprint(&old) != prompts_fingerprint(&next),
             resources: resources_fingerprint(&old) != resources_fingerprint(&next),
         };
-        if !changed.prompts && !changed.resources {
+        // A change no list notification covers (a same-length edit of a
+        // SKILL.md body, which `query` ranks by) still swaps, silently: a
+        // fresh process on this tree derives the new identity, and this one
+        // must agree with it for cursors to pass between them (LIST-018).
+        if !changed.prompts && !changed.resources && old.identity() == next.identity() {
             tracing::info!(generation = old.generation, "rescan found no change");
             return None;
         }

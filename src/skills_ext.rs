@@ -142,9 +142,6 @@ pub struct SkillsView {
     /// What each served skill keeps (same order as `served`), filled on
     /// that skill's first use.
     tables: Box<[Table]>,
-    /// The `skills/list` cursors this snapshot handed out (SKX-015): a
-    /// page ends where its budget does, so only these offsets start one.
-    cursors: Mutex<std::collections::BTreeSet<usize>>,
 }
 
 /// One served skill as this door hands it out: SKILL.md's frontmatter as
@@ -306,14 +303,7 @@ impl SkillsView {
             }
         }
         let tables = served.iter().map(|_| Mutex::default()).collect();
-        (
-            SkillsView {
-                served,
-                tables,
-                cursors: Mutex::default(),
-            },
-            problems,
-        )
+        (SkillsView { served, tables }, problems)
     }
 
     /// Indices into `catalog.skills` of the skills this door serves, in
@@ -341,19 +331,6 @@ impl SkillsView {
             && t.digests
                 .as_ref()
                 .is_none_or(|d| d.iter().all(|slot| slot.key & SETTLED != 0))
-    }
-
-    /// Remembers that a `skills/list` page handed out `offset` as its
-    /// `nextCursor` (SKX-015).
-    pub fn hand_out(&self, offset: usize) {
-        if let Ok(mut c) = self.cursors.lock() {
-            c.insert(offset);
-        }
-    }
-
-    /// True when `offset` was handed out as a `nextCursor`.
-    pub fn handed_out(&self, offset: usize) -> bool {
-        self.cursors.lock().is_ok_and(|c| c.contains(&offset))
     }
 
     /// The served skill at `pos` (SKX-011..SKX-014, SKX-017): its

@@ -154,7 +154,7 @@ fn a_cursor_from_another_snapshot_is_refused_with_a_message_to_list_again() {
     assert_eq!(r["result"]["isError"], true, "{r}");
     let text = r["result"]["content"][0]["text"].as_str().unwrap();
     assert!(
-        text.contains("another scan") && text.contains("again without a cursor"),
+        text.contains("another version of the catalog") && text.contains("again without a cursor"),
         "{text}"
     );
     s.finish();

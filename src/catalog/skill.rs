@@ -33,6 +33,11 @@ pub struct Skill {
     /// Every bundled file, sorted by path bytes; SKILL.md included.
     pub files: Files,
     pub bytes: u64,
+    /// The first 8 bytes of SHA-256 of SKILL.md as the scan read it: what
+    /// of its text the catalog's identity covers (LIST-018) without
+    /// keeping the text — frontmatter keys the catalog does not keep, and
+    /// the body `query` ranks by (LIST-006).
+    pub md_digest: [u8; 8],
     pub declaration: Declaration,
     /// Declared scripts that are not a regular file inside the skill, with
     /// the reason; they are reported and can never run (DISC-010).
@@ -81,6 +86,13 @@ pub(super) fn read_skill(
             );
             return None;
         }
+    };
+    let md_digest = {
+        use sha2::{Digest, Sha256};
+        let sum = Sha256::digest(loaded.md.text.as_bytes());
+        let mut first = [0u8; 8];
+        first.copy_from_slice(&sum[..8]);
+        first
     };
     let (fm, block_error) = match loaded.parse_sparing_block() {
         Ok(parsed) => parsed,
@@ -184,6 +196,7 @@ pub(super) fn read_skill(
         named,
         files,
         bytes,
+        md_digest,
         declaration,
         missing_scripts,
     })

@@ -39,7 +39,15 @@ fn prompt_description(skill: &Skill) -> String {
 /// One page of prompts (READ-009, READ-011).
 pub fn prompts_page(snap: &Snapshot, cursor: Option<&str>) -> Result<ListPromptsResult, McpError> {
     let skills = &snap.catalog.skills;
-    let start = cursor::parse(cursor, skills.len(), LIST_PAGE_SIZE).map_err(invalid_cursor)?;
+    let catalog = || snap.identity().to_string();
+    let start = cursor::parse(
+        cursor,
+        skills.len(),
+        LIST_PAGE_SIZE,
+        catalog,
+        "prompts/list",
+    )
+    .map_err(invalid_cursor)?;
     let end = (start + LIST_PAGE_SIZE).min(skills.len());
     let mut r = ListPromptsResult::with_all_items(
         skills[start..end]
@@ -47,7 +55,7 @@ pub fn prompts_page(snap: &Snapshot, cursor: Option<&str>) -> Result<ListPrompts
             .map(|s| Prompt::new(&s.name, Some(prompt_description(s)), None).with_title(&s.name))
             .collect(),
     );
-    r.next_cursor = cursor::next(end, skills.len());
+    r.next_cursor = cursor::next(end, skills.len(), catalog);
     Ok(r)
 }
 
@@ -70,7 +78,9 @@ pub fn resources_page(
     cursor: Option<&str>,
 ) -> Result<ListResourcesResult, McpError> {
     let total = snap.files_total();
-    let start = cursor::parse(cursor, total, LIST_PAGE_SIZE).map_err(invalid_cursor)?;
+    let catalog = || snap.identity().to_string();
+    let start = cursor::parse(cursor, total, LIST_PAGE_SIZE, catalog, "resources/list")
+        .map_err(invalid_cursor)?;
     let end = (start + LIST_PAGE_SIZE).min(total);
     let items = snap
         .files_from(start)
@@ -86,7 +96,7 @@ pub fn resources_page(
         })
         .collect();
     let mut r = ListResourcesResult::with_all_items(items);
-    r.next_cursor = cursor::next(end, total);
+    r.next_cursor = cursor::next(end, total, catalog);
     Ok(r)
 }
 

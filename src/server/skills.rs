@@ -174,24 +174,22 @@ fn json_len<T: serde::Serialize>(v: &T) -> usize {
     serde_json::to_vec(v).map_or(usize::MAX, |b| b.len())
 }
 
-/// The offset a `skills/list` cursor stands for (SKX-008, SKX-015): only
-/// one a page of this snapshot handed out as its `nextCursor`, written
-/// as it was written. Anything else is -32602 naming the cursor.
+/// The offset a `skills/list` cursor stands for (SKX-008, SKX-015,
+/// LIST-018): only one sealed by a process serving this same catalog,
+/// written as it was written. Anything else is -32602 naming the cursor.
 fn read_cursor(snap: &Snapshot, cursor: Option<&str>) -> Result<usize, McpError> {
-    let Some(c) = cursor else { return Ok(0) };
-    c.parse::<usize>()
-        .ok()
-        .filter(|&n| n.to_string() == c && snap.skills_view.handed_out(n))
-        .ok_or_else(|| {
-            McpError::invalid_params(
-                format!(
-                    "invalid cursor {}: it is not one skills/list handed out; pass back the nextCursor of the previous page (SKX-008, SKX-015)",
-                    excerpt(c)
-                ),
-                None,
-            )
-        })
+    cursor::unseal(
+        cursor,
+        snap.skills_view.served().len(),
+        || snap.identity().to_string(),
+        SKILLS_LIST,
+        "SKX-008, SKX-015",
+    )
+    .map_err(invalid_cursor)
 }
+
+/// The list a `skills/list` cursor is sealed for.
+const SKILLS_LIST: &str = "skills/list";
 
 /// `skills/list` (SKX-001, SKX-015): served skills by name, each page
 /// as many whole entries as the answer budget holds (at most 100).
@@ -248,8 +246,11 @@ pub fn list(
     }
     let mut r = ListSkillsResult::with_all_items(skills);
     if end < served.len() {
-        snap.skills_view.hand_out(end);
-        r.next_cursor = Some(end.to_string());
+        r.next_cursor = Some(cursor::sealed(
+            &snap.identity().to_string(),
+            SKILLS_LIST,
+            end,
+        ));
     }
     Some(Ok(r))
 }
@@ -344,9 +345,17 @@ pub fn directory(
     if !any {
         return Err(not_dir());
     }
-    let start = cursor::parse(cursor, children.len(), LIST_PAGE_SIZE).map_err(invalid_cursor)?;
+    let catalog = || snap.identity().to_string();
+    let start = cursor::parse(
+        cursor,
+        children.len(),
+        LIST_PAGE_SIZE,
+        catalog,
+        "resources/directory/read",
+    )
+    .map_err(invalid_cursor)?;
     let end = (start + LIST_PAGE_SIZE).min(children.len());
-    let next = cursor::next(end, children.len());
+    let next = cursor::next(end, children.len(), catalog);
     children.truncate(end);
     let mut r = ReadResourceDirectoryResult::with_all_items(children.split_off(start));
     r.next_cursor = next;

@@ -9,11 +9,13 @@
 //! none of them. [`tools`] holds the four tools' answers in the shapes of
 //! `shapes`, which the linter reports too.
 
+mod identity;
 mod pages;
 mod speak;
 pub use speak::one_line;
 mod tools;
 
+pub use identity::Identity;
 pub use pages::{CatalogIndex, Serialized};
 
 use std::sync::OnceLock;
@@ -41,7 +43,9 @@ pub struct Snapshot {
     pub problems: Vec<Problem>,
     /// The MCP Skills extension's view of the catalog (SEP-2640).
     pub skills_view: SkillsView,
-    /// 1 for the boot scan, one more for each rescan swapped in.
+    /// 1 for the boot scan, one more for each rescan swapped in: this
+    /// process's count, for the reload log and `skill_list`. Cursors carry
+    /// the catalog's [`Identity`] instead (LIST-018).
     pub generation: u64,
     /// When this snapshot's scan started.
     pub scanned_at: SystemTime,
@@ -130,6 +134,14 @@ impl Snapshot {
             model,
             instructions: OnceLock::new(),
         }
+    }
+
+    /// The catalog's identity (LIST-018): the same in every process that
+    /// serves the same tree with the same settings. Taken on first use,
+    /// with the sizes of `skill_list`'s entries (one pass serves both),
+    /// not at boot: a catalog that is never paged never pays for it.
+    pub fn identity(&self) -> Identity {
+        self.entries().identity
     }
 
     /// The `initialize` instructions of this snapshot, made by `make` the

@@ -6,10 +6,8 @@
 //! entry is serialized once per snapshot to learn its size, so a page is
 //! cut from sizes, not by trial.
 
-use std::collections::hash_map::DefaultHasher;
-use std::hash::{Hash, Hasher};
-
 use super::Snapshot;
+use super::identity;
 use crate::echo::excerpt;
 use crate::limits::{MAX_QUERY_BYTES, MAX_THEMES, MIN_THEME_SKILLS, QUERY_PAGE_SKILLS};
 use crate::search::{Index, is_stop_word};
@@ -30,6 +28,8 @@ pub struct Entries {
     problem_sizes: Vec<usize>,
     /// The whole unpaged answer's JSON size.
     full_size: usize,
+    /// The catalog's identity (LIST-018), taken in the same pass.
+    pub(super) identity: identity::Identity,
 }
 
 /// The size of `v`'s compact JSON, counted as it is written rather than
@@ -91,16 +91,29 @@ impl Snapshot {
             .map_err(String::clone)
     }
 
-    /// The entries and their sizes, computed once per snapshot.
+    /// The size of `skill_list`'s top-level fields as pages are cut by
+    /// it: with the longest `generation` there is, so where a page ends
+    /// does not depend on how many rescans this process has made, and
+    /// every process serving the catalog cuts the same pages (LIST-018).
+    fn header_len(&self) -> usize {
+        let mut header = self.list_header();
+        header.generation = u64::MAX;
+        json_len(&header)
+    }
+
+    /// The entries and their sizes, and the catalog's identity, computed
+    /// once per snapshot in one pass (LIST-018).
     pub fn entries(&self) -> &Entries {
         self.entries.get_or_init(|| {
+            let mut digest = identity::Digest::start(self);
             let skill_sizes: Vec<usize> = (0..self.catalog.skills.len())
-                .map(|i| json_len(&self.summary(i)))
+                .map(|i| digest.skill(&self.catalog.skills[i], &self.summary(i)))
                 .collect();
-            let problem_sizes: Vec<usize> = self.problems.iter().map(json_len).collect();
+            let problem_sizes: Vec<usize> =
+                self.problems.iter().map(|p| digest.problem(p)).collect();
             // The whole answer: its header, `"skills":[…]` and
             // `"problems":[…]` with a comma between entries.
-            let full_size = json_len(&self.list_header())
+            let full_size = self.header_len()
                 + skill_sizes.iter().sum::<usize>()
                 + skill_sizes.len()
                 + problem_sizes.iter().sum::<usize>()
@@ -109,6 +122,7 @@ impl Snapshot {
                 skill_sizes,
                 problem_sizes,
                 full_size,
+                identity: digest.finish(self),
             }
         })
     }
@@ -230,9 +244,7 @@ impl Snapshot {
     /// `limit`, for skills) allows, never empty.
     fn page_starts(&self, order: &[usize], limit: Option<u32>) -> Vec<usize> {
         let entries = self.entries();
-        let room = self
-            .budget
-            .saturating_sub(json_len(&self.list_header()) + PAGE_SLACK);
+        let room = self.budget.saturating_sub(self.header_len() + PAGE_SLACK);
         let limit = limit.map_or(usize::MAX, |l| l as usize);
         let sizes = order
             .iter()
@@ -241,8 +253,11 @@ impl Snapshot {
         cut(sizes, room, |i| i < order.len(), limit)
     }
 
-    /// The offset a cursor stands for (LIST-008): only one this snapshot
-    /// handed out for this listing (`key`) and at one of its page starts.
+    /// The offset a cursor stands for (LIST-008, LIST-018): only one a
+    /// process serving this same catalog handed out for this listing
+    /// (`key`), at one of its page starts. The catalog is named by its
+    /// identity, not by this process's generation, so a cursor from any
+    /// replica of the same tree is honoured here.
     fn read_cursor(
         &self,
         c: &str,
@@ -252,7 +267,7 @@ impl Snapshot {
     ) -> Result<usize, String> {
         let bad = || {
             format!(
-                "invalid {} {}: it is not one {} handed out; pass back the {} of the previous answer",
+                "invalid {} {}: it is not one {} handed out; pass back the {} of the previous answer (LIST-008)",
                 kind.arg,
                 excerpt(c),
                 kind.tool,
@@ -260,19 +275,23 @@ impl Snapshot {
             )
         };
         let mut parts = c.splitn(3, '.');
-        let (Some(g), Some(k), Some(o)) = (parts.next(), parts.next(), parts.next()) else {
+        let (Some(id), Some(k), Some(o)) = (parts.next(), parts.next(), parts.next()) else {
             return Err(bad());
         };
-        let generation: u64 = g.parse().map_err(|_| bad())?;
-        if generation != self.generation {
+        if id.len() != 16 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(bad());
+        }
+        let ours = self.identity().to_string();
+        if id != ours {
             return Err(format!(
-                "this {} is from another scan of the catalog (generation {generation}; it is {} now), which has changed since: call {} again without a {}",
-                kind.arg, self.generation, kind.tool, kind.arg
+                "this {} is from another version of the catalog (catalog {id}; this server serves catalog {ours}): the skills changed \
+                 since it was handed out, or it came from a server of other skills. Call {} again without a {} (LIST-008, LIST-018)",
+                kind.arg, kind.tool, kind.arg
             ));
         }
         if u64::from_str_radix(k, 16).ok() != Some(key) || k.len() != 16 {
             return Err(format!(
-                "this {} belongs to another listing: {}, or start again without a {}",
+                "this {} belongs to another listing: {}, or start again without a {} (LIST-008)",
                 kind.arg, kind.same, kind.arg
             ));
         }
@@ -283,9 +302,10 @@ impl Snapshot {
         Ok(offset)
     }
 
-    /// The cursor of the page that starts at `offset` of listing `key`.
+    /// The cursor of the page that starts at `offset` of listing `key`:
+    /// `IDENTITY.KEY.OFFSET`, each of the first two 16 hex digits.
     fn cursor_at(&self, key: u64, offset: usize) -> String {
-        format!("{}.{key:016x}.{offset}", self.generation)
+        format!("{}.{key:016x}.{offset}", self.identity())
     }
 
     fn page_note(
@@ -384,11 +404,7 @@ impl Snapshot {
             usize::MAX,
         );
         // A filesCursor belongs to its skill's manifest.
-        let key = {
-            let mut h = DefaultHasher::new();
-            ("files", name).hash(&mut h);
-            h.finish()
-        };
+        let key = identity::key(&[b"files", name.as_bytes()]);
         let start = match cursor {
             None => 0,
             Some(c) => self.read_cursor(c, key, &starts, &SKILL_LOAD)?,
@@ -532,12 +548,30 @@ fn themes(skills: &[crate::catalog::Skill]) -> Vec<(String, usize)> {
     themes
 }
 
-/// What a cursor is bound to: the query (as its words) and the limit.
+/// What a cursor is bound to: the query (as its words) and the limit,
+/// keyed the same in every process and build (LIST-008, LIST-018).
 fn listing_key(args: &ListArgs) -> u64 {
-    let mut h = DefaultHasher::new();
-    args.query.as_deref().map(words).hash(&mut h);
-    args.limit.hash(&mut h);
-    h.finish()
+    let words = args.query.as_deref().map(words);
+    let limit = args.limit.map(|l| l.to_string());
+    let mut parts: Vec<&[u8]> = vec![b"list"];
+    match &words {
+        None => parts.push(b"no query"),
+        Some(w) => {
+            parts.push(b"query");
+            parts.push(b"words");
+            parts.extend(w.iter().map(|w| w.as_bytes()));
+        }
+    }
+    // The words are variable in number: the limit is told apart by a
+    // marker no word can be (a word is letters and digits).
+    match &limit {
+        None => parts.push(b"-no limit-"),
+        Some(l) => {
+            parts.push(b"-limit-");
+            parts.push(l.as_bytes());
+        }
+    }
+    identity::key(&parts)
 }
 
 #[cfg(test)]

@@ -372,6 +372,9 @@ fn drive(
             params.clone()
         }
     };
+    // The `result.nextCursor` of the last reply that had one, for a later
+    // step's `${nextCursor}` (FORMAT.md, *Steps*).
+    let mut last_cursor: Option<String> = None;
     for (i, step) in case.steps.iter().enumerate() {
         if core && step.core == CoreStep::Skip {
             continue;
@@ -389,7 +392,9 @@ fn drive(
         let at = |m: String, sent: Option<String>| fail(Some(i), Some(case), m, sent);
         match &step.kind {
             StepKind::Request { method, params } => {
-                let mut params = in_mode(params);
+                let params =
+                    with_cursor(params.clone(), last_cursor.as_deref()).map_err(|m| at(m, None))?;
+                let mut params = in_mode(&params);
                 let token = format!("conformance-progress-{i}");
                 if step.progress == Some(Progress::Ask) {
                     params = Some(with_progress_token(params.as_ref(), &token));
@@ -412,6 +417,9 @@ fn drive(
                     )
                 })?;
                 let replied_at = Instant::now();
+                if let Some(c) = reply["result"]["nextCursor"].as_str() {
+                    last_cursor = Some(c.to_owned());
+                }
                 let mut n = read(reply, Some(method), step);
                 if let Some(how) = step.progress {
                     // Anything the token still gets after the reply is a
@@ -897,9 +905,59 @@ where
     rx
 }
 
+/// What a step writes to send the cursor the server last handed out,
+/// whatever its form: a case pages without knowing how a server spells
+/// its cursors.
+pub const NEXT_CURSOR: &str = "${nextCursor}";
+
+/// `params` with every string that is exactly [`NEXT_CURSOR`] replaced by
+/// `last`, the `result.nextCursor` of the last reply that had one; an
+/// error when a step asks for it and no reply has had one.
+fn with_cursor(params: Option<Value>, last: Option<&str>) -> Result<Option<Value>, String> {
+    fn walk(v: &mut Value, last: Option<&str>) -> Result<(), String> {
+        match v {
+            Value::String(s) if s == NEXT_CURSOR => match last {
+                Some(c) => {
+                    *s = c.to_owned();
+                    Ok(())
+                }
+                None => Err(format!(
+                    "the step sends {NEXT_CURSOR}, but no earlier reply had a result.nextCursor"
+                )),
+            },
+            Value::Array(a) => a.iter_mut().try_for_each(|v| walk(v, last)),
+            Value::Object(m) => m.values_mut().try_for_each(|v| walk(v, last)),
+            _ => Ok(()),
+        }
+    }
+    let mut params = params;
+    if let Some(p) = params.as_mut() {
+        walk(p, last)?;
+    }
+    Ok(params)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn next_cursor_is_the_last_one_handed_out_and_nothing_else_changes() {
+        let p =
+            json!({"cursor": NEXT_CURSOR, "deep": [{"c": NEXT_CURSOR}], "other": "x${nextCursor}"});
+        let got = with_cursor(Some(p), Some("abc.500")).unwrap().unwrap();
+        assert_eq!(
+            got,
+            json!({"cursor": "abc.500", "deep": [{"c": "abc.500"}], "other": "x${nextCursor}"})
+        );
+        assert_eq!(with_cursor(None, None).unwrap(), None);
+        assert_eq!(
+            with_cursor(Some(json!({"cursor": "500"})), None).unwrap(),
+            Some(json!({"cursor": "500"}))
+        );
+        let e = with_cursor(Some(json!({"cursor": NEXT_CURSOR})), None).unwrap_err();
+        assert!(e.contains("no earlier reply"), "{e}");
+    }
 
     #[test]
     fn stateless_meta_is_merged_and_step_keys_win() {
