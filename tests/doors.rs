@@ -160,15 +160,18 @@ fn every_door_agrees_on_what_exists_and_what_may_be_read() {
         manifests.insert(name.clone(), files);
     }
 
-    // resources/list is exactly the manifests' files, nothing more.
+    // resources/list is exactly the manifests' files, nothing more. Each
+    // is keyed `<skill>/<path>` from its title (`<skill>: <path>`): a
+    // SKILL.md's `name` is its skill's (READ-017).
     let resources = s.request("resources/list", json!({}));
     let uri_of: BTreeMap<String, String> = resources["result"]["resources"]
         .as_array()
         .unwrap()
         .iter()
         .map(|r| {
+            let (skill, path) = r["title"].as_str().unwrap().split_once(": ").unwrap();
             (
-                r["name"].as_str().unwrap().to_owned(),
+                format!("{skill}/{path}"),
                 r["uri"].as_str().unwrap().to_owned(),
             )
         })
@@ -421,8 +424,18 @@ fn a_missing_resource_names_its_uri_in_the_errors_data() {
         assert_eq!(r["error"]["code"], -32002, "{r}");
         assert_eq!(r["error"]["data"], json!({"uri": uri}), "{r}");
     }
+    // Not a skill:// URI at all (the official suite's SEP-2164 probe):
+    // invalid params, and still the URI in `data`.
+    let foreign = "test://nonexistent-resource-for-conformance-testing";
+    let r = s.request("resources/read", json!({"uri": foreign}));
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    assert_eq!(r["error"]["data"], json!({"uri": foreign}), "{r}");
     let long = format!("skill://s/{}.txt", "x".repeat(300));
     let r = s.request("resources/read", json!({"uri": long}));
+    assert!(r["error"]["data"].get("uri").is_none(), "{r}");
+    let long_foreign = format!("test://{}", "x".repeat(300));
+    let r = s.request("resources/read", json!({"uri": long_foreign}));
+    assert_eq!(r["error"]["code"], -32602, "{r}");
     assert!(r["error"]["data"].get("uri").is_none(), "{r}");
     s.finish();
 }

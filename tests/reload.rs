@@ -515,16 +515,16 @@ fn every_reply_comes_from_one_snapshot_while_rescans_swap_back_and_forth() {
                 .as_array()
                 .unwrap()
                 .iter()
-                .map(|r| r["name"].as_str().unwrap())
+                .map(|r| r["uri"].as_str().unwrap())
                 .collect();
             assert!(
-                res_names == ["alpha/SKILL.md", "beta/SKILL.md"]
+                res_names == ["skill://alpha/SKILL.md", "skill://beta/SKILL.md"]
                     || res_names
                         == [
-                            "alpha/SKILL.md",
-                            "beta/SKILL.md",
-                            "beta/extra.md",
-                            "gamma/SKILL.md"
+                            "skill://alpha/SKILL.md",
+                            "skill://beta/SKILL.md",
+                            "skill://beta/extra.md",
+                            "skill://gamma/SKILL.md"
                         ],
                 "resources/list mixes two snapshots: {res_names:?}"
             );

@@ -5,7 +5,8 @@
 
 mod common;
 
-use std::process::Command;
+use std::io::Write;
+use std::process::{Command, Stdio};
 
 const SERVER: &str = env!("CARGO_BIN_EXE_skill-mcp");
 const PROXY: &str = concat!(
@@ -13,12 +14,29 @@ const PROXY: &str = concat!(
     "/tests/clients/mutating_proxy.py"
 );
 
+/// The shape proxy of `.ci/test core-reshaped`: another shape the design
+/// of record allows, a renamed server, `"x-impl": "shape-proxy"` in every
+/// object of every result.
+const SHAPE_PROXY: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/clients/shape_proxy.py");
+
 /// Runs `cases` through the proxy with `mutation`; returns the IDs that failed.
 fn failing(mutation: &str, cases: &str) -> Vec<String> {
+    failing_in(
+        "full",
+        &format!("python3 {PROXY} {mutation} {SERVER}"),
+        cases,
+    )
+}
+
+/// Runs `cases` in `profile` against the server command `server`; returns
+/// the IDs that did not pass.
+fn failing_in(profile: &str, server: &str, cases: &str) -> Vec<String> {
     let out = Command::new(common::runner())
         .args([
+            "--profile",
+            profile,
             "--server",
-            &format!("python3 {PROXY} {mutation} {SERVER}"),
+            server,
             "--only",
             cases,
             "--format",
@@ -66,4 +84,64 @@ fn each_broken_rule_is_caught_by_its_cases() {
             "{mutation} was not caught by {cases}"
         );
     }
+}
+
+/// Issue 29 §6: the core profile judges the design of record, not this
+/// server. Behind the shape proxy the server calls itself something else
+/// and every object carries a field of the proxy's own; SRV-001 (which
+/// once required the name `skill-mcp`) and RUN-017 (which once scanned
+/// the whole result for "proxy") still pass.
+#[test]
+fn core_passes_a_renamed_server_with_fields_of_its_own() {
+    // The proxy really does rename and add: otherwise this proves nothing.
+    let mut proxy = Command::new("python3")
+        .args([SHAPE_PROXY, SERVER])
+        .env("SKILLS_DIR", concat!(env!("CARGO_MANIFEST_DIR"), "/skills"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("python3 runs the shape proxy");
+    let mut stdin = proxy.stdin.take().expect("piped");
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":"2025-11-25","capabilities":{{}},"clientInfo":{{"name":"t","version":"0"}}}}}}"#
+    )
+    .expect("write");
+    drop(stdin);
+    let out = proxy.wait_with_output().expect("the proxy ends at EOF");
+    let init: serde_json::Value =
+        serde_json::from_slice(out.stdout.split(|b| *b == b'\n').next().unwrap_or_default())
+            .expect("the proxy answers initialize with JSON");
+    let result = &init["result"];
+    assert_ne!(result["serverInfo"]["name"], "skill-mcp", "{init}");
+    assert_eq!(result["x-impl"], "shape-proxy", "{init}");
+    assert_eq!(
+        result["capabilities"]["tools"]["x-impl"], "shape-proxy",
+        "{init}"
+    );
+    assert_eq!(
+        failing_in(
+            "core",
+            &format!("python3 {SHAPE_PROXY} {SERVER}"),
+            "RUN-017,SRV-001"
+        ),
+        Vec::<String>::new()
+    );
+}
+
+/// RUN-017 looks where a fenced-machine note can be, and only there: a
+/// 403 in a number or beside a lone "proxy" passes; the original's note
+/// under its own key fails.
+#[test]
+fn run_017_finds_a_note_under_any_key_and_nothing_else() {
+    let through = |m: &str| format!("python3 {PROXY} {m} {SERVER}");
+    assert_eq!(
+        failing_in("core", &through("noise-403"), "RUN-017"),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        failing_in("core", &through("fenced-note-elsewhere"), "RUN-017"),
+        vec!["RUN-017".to_owned()]
+    );
 }

@@ -85,35 +85,53 @@ pub fn resources_page(
     let items = snap
         .files_from(start)
         .take(end - start)
-        .map(|(skill, f)| {
-            Resource::new(
-                uri::for_file(&skill.name, f.path),
-                format!("{}/{}", skill.name, f.path),
-            )
-            .with_title(format!("{}: {}", skill.name, f.path))
-            .with_mime_type(bundle::media_type(f.path))
-            .with_size(f.size)
-        })
+        .map(|(skill, f)| file_resource(skill, f.path, f.size))
         .collect();
     let mut r = ListResourcesResult::with_all_items(items);
     r.next_cursor = cursor::next(end, total, catalog);
     Ok(r)
 }
 
+/// One bundled file as a resource. A skill's own SKILL.md is named and
+/// described as its frontmatter names and describes the skill (READ-017,
+/// SEP-2640's SHOULD), so a host listing resources sees the skill itself;
+/// every other file is `<skill>/<path>`.
+fn file_resource(skill: &Skill, path: &str, size: u64) -> Resource {
+    let is_skill_md = path == crate::catalog::SKILL_MD;
+    let name = if is_skill_md {
+        skill.name.clone()
+    } else {
+        format!("{}/{}", skill.name, path)
+    };
+    let mut r = Resource::new(uri::for_file(&skill.name, path), name)
+        .with_title(format!("{}: {}", skill.name, path))
+        .with_mime_type(bundle::media_type(path))
+        .with_size(size);
+    if is_skill_md && let Some(d) = skill.description.as_deref().filter(|d| !d.is_empty()) {
+        r = r.with_description(d);
+    }
+    r
+}
+
 /// A resource that is not there (SEP-2164: the error's `data` carries the
 /// URI asked for), quoting the URI only when it is no longer than an
 /// excerpt (HARD-005); the message already names it by an excerpt.
 fn not_found(message: String, uri_text: &str) -> McpError {
-    let data = (uri_text.len() <= crate::echo::EXCERPT_BYTES)
-        .then(|| serde_json::json!({ "uri": uri_text }));
-    McpError::resource_not_found(message, data)
+    McpError::resource_not_found(message, uri_data(uri_text))
+}
+
+/// `{"uri": URI}` for a refused `resources/read`, whatever refused it
+/// (READ-016): only when the URI is no longer than an excerpt (HARD-005).
+fn uri_data(uri_text: &str) -> Option<serde_json::Value> {
+    (uri_text.len() <= crate::echo::EXCERPT_BYTES).then(|| serde_json::json!({ "uri": uri_text }))
 }
 
 /// `resources/read`: the same fence, cap and encoding as `skill_file`.
 /// Past 1 MiB the first 1 MiB is served and the contents' `_meta` says
 /// so (`skill-mcp/truncated`, `skill-mcp/size`, `skill-mcp/note`).
 pub fn read_resource(snap: &Snapshot, uri_text: &str) -> Result<ReadResourceResult, McpError> {
-    let (name, path) = uri::parse(uri_text).map_err(|m| McpError::invalid_params(m, None))?;
+    let (name, path) =
+        uri::parse(uri_text).map_err(|m| McpError::invalid_params(m, uri_data(uri_text)))?;
     let (skill, _) = snap.skill(&name).map_err(|m| not_found(m, uri_text))?;
     let (f, stale) = bundle::read_one_with(&skill.dir, &path, |meta| {
         snap.skills_view

@@ -40,6 +40,19 @@ def mutate(kind, sc):
         for s in sc.get("skills", []) if isinstance(sc.get("skills"), list) else []:
             if isinstance(s, dict) and s.get("name") == "weather":
                 s["name"] = "forecast"
+    elif kind == "fenced-note-elsewhere" and "exitCode" in sc:
+        # The original TypeScript server's note, under its own key: a
+        # standalone server that attached it would break RUN-017.
+        sc["networkNote"] = (
+            "This MCP's network is restricted to a declared egress allowlist. A host that is not on it "
+            "appears either as an HTTP 403 from the loopback proxy or as a connection timeout."
+        )
+    elif kind == "noise-403" and "durationMs" in sc:
+        # What is no note: a 403 apart from any proxy, in a number and in
+        # a field of the implementation's own, beside a "proxy" alone.
+        sc["durationMs"] = 403
+        sc["x-status"] = "403"
+        sc["x-impl"] = "shape-proxy"
     return sc
 
 

@@ -77,13 +77,14 @@ fn matcher(pattern: &Value) -> Option<(&str, &Value)> {
 }
 
 /// The names of every matcher, for validating a case's patterns.
-pub const MATCHERS: [&str; 15] = [
+pub const MATCHERS: [&str; 16] = [
     "$any",
     "$absent",
     "$type",
     "$contains",
     "$mentions",
     "$lacks",
+    "$no_string",
     "$range",
     "$len",
     "$one_of",
@@ -122,7 +123,7 @@ pub fn validate(pattern: &Value) -> Result<(), String> {
                 }
                 _ => Err(format!("`$type` takes a JSON type name, got {arg}")),
             },
-            "$contains" | "$mentions" | "$lacks" => strings(arg),
+            "$contains" | "$mentions" | "$lacks" | "$no_string" => strings(arg),
             // `[]`: a refusal, whatever it names (where the README says
             // only that the request is refused).
             "$refused" => match arg.as_array() {
@@ -193,6 +194,17 @@ fn gather(v: &Value, out: &mut String) {
             out.push_str(&other.to_string());
             out.push('\n');
         }
+    }
+}
+
+/// Calls `f` on every string inside `v`, `v` itself included; object keys
+/// are not visited.
+fn each_string(v: &Value, f: &mut impl FnMut(&str)) {
+    match v {
+        Value::String(s) => f(s),
+        Value::Array(l) => l.iter().for_each(|x| each_string(x, f)),
+        Value::Object(m) => m.values().for_each(|x| each_string(x, f)),
+        _ => {}
     }
 }
 
@@ -286,6 +298,26 @@ fn walk(p: &Value, a: Option<&Value>, path: &mut Vec<PathElem>) -> Option<Diff> 
                     .filter(|w| s.contains(&lower(w)))
                     .collect();
                 (!found.is_empty()).then(|| diff(path, format!("this must not hold {found:?}")))
+            }
+            // A message that must not be there, told by the facts it would
+            // state together, wherever a message can be: in one string.
+            // Keys and numbers are not messages (a `durationMs` of 403, an
+            // extra field `"x-impl": "shape-proxy"` say nothing).
+            "$no_string" => {
+                let words: Vec<String> = strings().into_iter().map(lower).collect();
+                let mut found = None;
+                each_string(a, &mut |s| {
+                    let l = lower(s);
+                    if found.is_none() && words.iter().all(|w| l.contains(w.as_str())) {
+                        found = Some(s.to_owned());
+                    }
+                });
+                found.map(|s| {
+                    diff(
+                        path,
+                        format!("a string here holds every one of {:?}: {s:?}", strings()),
+                    )
+                })
             }
             "$range" => {
                 let (lo, hi) = match arg.as_array().map(Vec::as_slice) {
@@ -522,6 +554,23 @@ mod tests {
         assert!(!ok(maybe, json!({"t": true})));
         assert!(ok(json!({"t": {"$not": true}}), json!({})));
         assert!(!ok(json!({"$not": {"$contains": ["b"]}}), json!("abc")));
+    }
+
+    #[test]
+    fn no_string_looks_for_every_fact_in_one_string_only() {
+        let note = "A host off the list appears as an HTTP 403 from the loopback proxy.";
+        let p = json!({"$no_string": ["403", "proxy"]});
+        // The facts apart, in a key, or in a number: no such message.
+        assert!(ok(
+            p.clone(),
+            json!({"durationMs": 403, "x-impl": "shape-proxy", "proxy-403": true, "id": "403"})
+        ));
+        // Together in one string, at any depth, under any key.
+        assert!(!ok(p.clone(), json!({"networkNote": note})));
+        assert!(!ok(p.clone(), json!({"notes": [{"text": note}]})));
+        assert!(!ok(p.clone(), json!(note)));
+        assert!(ok(p, json!({})));
+        assert!(validate(&json!({"$no_string": []})).is_err());
     }
 
     #[test]
