@@ -396,6 +396,26 @@ fn a_non_loopback_address_without_a_token_does_not_start() {
         "{err}"
     );
     assert!(!err.contains("listening"), "{err}");
+
+    // A token that cannot be read is said before anything is bound.
+    let out = Command::new(BIN)
+        .args([
+            "--http",
+            "0.0.0.0:0",
+            "--http-token-file",
+            "/nonexistent/token",
+        ])
+        .env_clear()
+        .env("MCP_SKILLS_PATH", dir.path())
+        .stdin(Stdio::null())
+        .output()
+        .expect("the server runs");
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("HTTP-005") && err.contains("/nonexistent/token"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -590,4 +610,140 @@ fn the_help_names_the_http_options() {
     ] {
         assert!(help.contains(opt), "{opt}: {help}");
     }
+}
+
+#[test]
+fn the_server_holds_at_most_128_requests_in_flight() {
+    let s = start("127.0.0.1:0", &[], &[]);
+    // Stateless requests whose bodies never come: 128 fill the server.
+    let partial = "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+                   Accept: application/json, text/event-stream\r\nContent-Length: 100\r\n\r\n{";
+    let held: Vec<TcpStream> = (0..128)
+        .map(|_| {
+            let mut c = TcpStream::connect(("127.0.0.1", s.port)).expect("connect");
+            c.write_all(partial.as_bytes()).expect("send");
+            c
+        })
+        .collect();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let refused = loop {
+        let a = post(s.port, &rpc(1, "initialize", json!({})), &[]);
+        if a.status == 503 || Instant::now() > deadline {
+            break a;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(refused.status, 503, "{refused:?}");
+    assert_eq!(refused.header("retry-after"), Some("1"), "{refused:?}");
+    assert!(refused.body.contains("HTTP-007"), "{refused:?}");
+    drop(held);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while post(s.port, &rpc(1, "ping", json!({})), &[]).status == 503 {
+        assert!(Instant::now() < deadline, "slots never freed");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn open_sessions_are_capped() {
+    let s = start("127.0.0.1:0", &[], &[]);
+    let init = rpc(
+        1,
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "flood", "version": "0"}}),
+    );
+    let mut opened = 0;
+    let refused = loop {
+        let a = post(s.port, &init, &[]);
+        if a.status != 200 {
+            break a;
+        }
+        opened += 1;
+        assert!(opened <= 1_024, "a session past the cap of 1,024 opened");
+    };
+    assert_eq!(opened, 1_024, "{refused:?}");
+    assert_eq!(refused.status, 503, "{refused:?}");
+    let v = refused.json();
+    assert_eq!(v["id"], 1, "{v}");
+    assert!(
+        v["error"]["message"].to_string().contains("HTTP-008"),
+        "{v}"
+    );
+    // Requests that need no session are still served.
+    let meta = json!({"_meta": {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {}
+    }});
+    let a = post(
+        s.port,
+        &rpc(2, "tools/list", meta),
+        &[
+            ("MCP-Protocol-Version", "2026-07-28"),
+            ("Mcp-Method", "tools/list"),
+        ],
+    );
+    assert_eq!(a.status, 200, "{a:?}");
+}
+
+#[test]
+fn a_reload_reaches_sessions_and_later_requests() {
+    let s = start("127.0.0.1:0", &[], &[]);
+    let session = initialize(s.port, &[]);
+    // The session's own stream, where the server's notifications go.
+    let mut events = TcpStream::connect(("127.0.0.1", s.port)).expect("connect");
+    events
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .expect("timeout");
+    write!(
+        events,
+        "GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\
+         Mcp-Session-Id: {session}\r\n\r\n"
+    )
+    .expect("GET");
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !String::from_utf8_lossy(&seen).contains("\r\n\r\n") {
+        let n = events.read(&mut buf).expect("the stream opens");
+        assert!(n > 0, "the stream closed");
+        seen.extend_from_slice(&buf[..n]);
+    }
+    assert!(String::from_utf8_lossy(&seen).starts_with("HTTP/1.1 200"));
+
+    let skill = s._dir.path().join("added");
+    std::fs::create_dir(&skill).expect("mkdir");
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\nname: added\ndescription: Added after boot.\n---\nbody\n",
+    )
+    .expect("SKILL.md");
+    let hup = Command::new("kill")
+        .args(["-HUP", &s.child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(hup.success());
+
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !String::from_utf8_lossy(&seen).contains("notifications/resources/list_changed") {
+        assert!(
+            Instant::now() < deadline,
+            "no list_changed: {:?}",
+            String::from_utf8_lossy(&seen)
+        );
+        match events.read(&mut buf) {
+            Ok(0) => panic!("the stream closed: {:?}", String::from_utf8_lossy(&seen)),
+            Ok(n) => seen.extend_from_slice(&buf[..n]),
+            Err(e) => panic!("{e}: {:?}", String::from_utf8_lossy(&seen)),
+        }
+    }
+    let list = post(
+        s.port,
+        &rpc(
+            3,
+            "tools/call",
+            json!({"name": "skill_list", "arguments": {}}),
+        ),
+        &[("Mcp-Session-Id", &session)],
+    )
+    .json();
+    assert!(list.to_string().contains("\"added\""), "{list}");
 }
