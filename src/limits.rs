@@ -183,6 +183,10 @@ pub const MAX_HTTP_CONNECTIONS: usize = 2_048;
 /// body (HTTP-008): a client that trickles bytes holds no slot for longer.
 pub const HTTP_READ_TIMEOUT_SECS: u64 = 30;
 
+/// Largest buffer a connection reads into (HTTP-006), which bounds a
+/// request's headers: past it hyper answers 431.
+pub const MAX_HTTP_HEAD_BYTES: usize = 64 * 1024;
+
 /// Shortest bearer token accepted (HTTP-005): 16 bytes of a random token
 /// is past guessing; a shorter one is a password.
 pub const MIN_HTTP_TOKEN_BYTES: usize = 16;

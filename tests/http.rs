@@ -489,6 +489,16 @@ fn bad_bodies_get_json_rpc_errors() {
         "{b:?}"
     );
 
+    // An MCP header longer than an excerpt is refused, not quoted back.
+    let long = "x".repeat(5_000);
+    let e = post(
+        s.port,
+        &rpc(3, "tools/list", json!({})),
+        &[("Mcp-Method", &long)],
+    );
+    assert_eq!(e.status, 400, "{e:?}");
+    assert!(e.body.contains("HTTP-006") && e.body.len() < 400, "{e:?}");
+
     // A body announced past the limit is refused without being read.
     let big = format!(
         "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
@@ -549,6 +559,53 @@ fn bad_bodies_get_json_rpc_errors() {
     initialize(s.port, &[]);
 }
 
+/// `limit + 1` requests whose bodies never come, each on its own
+/// connection: they hold their slots until the read timeout. One more than
+/// the limit, since a probe sent next may be served before the last of them
+/// is read; then exactly one of them is refused, whichever it is.
+struct Held(Vec<TcpStream>);
+
+fn hold(port: u16, partial: &str, limit: usize) -> Held {
+    Held(
+        (0..=limit)
+            .map(|_| {
+                let mut c = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+                c.write_all(partial.as_bytes()).expect("send");
+                c
+            })
+            .collect(),
+    )
+}
+
+impl Held {
+    /// Exactly one held request was answered (refused): the limit is the
+    /// limit, not one more.
+    fn exactly_one_refused(&self) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let answered = self
+                .0
+                .iter()
+                .filter(|c| {
+                    c.set_nonblocking(true).expect("nonblocking");
+                    let mut b = [0u8; 64];
+                    let got = matches!((&**c).read(&mut b), Ok(n) if n > 0);
+                    assert!(
+                        !got || b.starts_with(b"HTTP/1.1 429") || b.starts_with(b"HTTP/1.1 503")
+                    );
+                    got
+                })
+                .count();
+            assert!(answered <= 1, "{answered} held requests were refused");
+            if answered == 1 {
+                return;
+            }
+            assert!(Instant::now() < deadline, "no held request was refused");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
 #[test]
 fn a_session_holds_at_most_64_requests_in_flight() {
     let s = start("127.0.0.1:0", &[], &[]);
@@ -560,13 +617,7 @@ fn a_session_holds_at_most_64_requests_in_flight() {
          Accept: application/json, text/event-stream\r\nMcp-Session-Id: {session}\r\n\
          Content-Length: 100\r\n\r\n{{"
     );
-    let held: Vec<TcpStream> = (0..64)
-        .map(|_| {
-            let mut c = TcpStream::connect(("127.0.0.1", s.port)).expect("connect");
-            c.write_all(partial.as_bytes()).expect("send");
-            c
-        })
-        .collect();
+    let held = hold(s.port, &partial, 64);
     let deadline = Instant::now() + Duration::from_secs(20);
     let refused = loop {
         let a = post(
@@ -581,6 +632,7 @@ fn a_session_holds_at_most_64_requests_in_flight() {
     };
     assert_eq!(refused.status, 429, "{refused:?}");
     assert!(refused.body.contains("HTTP-007"), "{refused:?}");
+    held.exactly_one_refused();
     drop(held);
     // Freed when those requests go away.
     let deadline = Instant::now() + Duration::from_secs(20);
@@ -618,13 +670,7 @@ fn the_server_holds_at_most_128_requests_in_flight() {
     // Stateless requests whose bodies never come: 128 fill the server.
     let partial = "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
                    Accept: application/json, text/event-stream\r\nContent-Length: 100\r\n\r\n{";
-    let held: Vec<TcpStream> = (0..128)
-        .map(|_| {
-            let mut c = TcpStream::connect(("127.0.0.1", s.port)).expect("connect");
-            c.write_all(partial.as_bytes()).expect("send");
-            c
-        })
-        .collect();
+    let held = hold(s.port, partial, 128);
     let deadline = Instant::now() + Duration::from_secs(20);
     let refused = loop {
         let a = post(s.port, &rpc(1, "initialize", json!({})), &[]);
@@ -636,6 +682,7 @@ fn the_server_holds_at_most_128_requests_in_flight() {
     assert_eq!(refused.status, 503, "{refused:?}");
     assert_eq!(refused.header("retry-after"), Some("1"), "{refused:?}");
     assert!(refused.body.contains("HTTP-007"), "{refused:?}");
+    held.exactly_one_refused();
     drop(held);
     let deadline = Instant::now() + Duration::from_secs(20);
     while post(s.port, &rpc(1, "ping", json!({})), &[]).status == 503 {

@@ -26,7 +26,7 @@ use serde_json::value::RawValue;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::access::{Access, Refused};
-use crate::echo::excerpt;
+use crate::echo::{EXCERPT_BYTES, excerpt};
 use crate::limits::{
     HTTP_READ_TIMEOUT_SECS, MAX_HTTP_BODY_BYTES, MAX_HTTP_IN_FLIGHT, MAX_HTTP_SESSIONS,
 };
@@ -85,6 +85,22 @@ impl Door {
                 format!(
                     "HTTP-001: nothing is served at {}; the MCP endpoint is {PATH}",
                     excerpt(req.uri().path())
+                ),
+            );
+        }
+        // rmcp quotes MCP's own headers whole in its refusals; one longer
+        // than an excerpt is refused here instead (HARD-005).
+        if let Some((name, value)) = req
+            .headers()
+            .iter()
+            .find(|(k, v)| k.as_str().starts_with("mcp-") && v.len() > EXCERPT_BYTES)
+        {
+            return text(
+                StatusCode::BAD_REQUEST,
+                format!(
+                    "HTTP-006: the {name} header is {} bytes long; no MCP header this server reads is longer \
+                     than {EXCERPT_BYTES}",
+                    value.len()
                 ),
             );
         }

@@ -27,6 +27,7 @@ use tokio::sync::Semaphore;
 use crate::config::Config;
 use crate::limits::{
     HTTP_READ_TIMEOUT_SECS, HTTP_SESSION_IDLE_SECS, MAX_HTTP_BODY_BYTES, MAX_HTTP_CONNECTIONS,
+    MAX_HTTP_HEAD_BYTES,
 };
 use crate::reload::{self, Peers};
 use crate::server::SkillServer;
@@ -157,6 +158,7 @@ pub async fn serve(
             let served = http1::Builder::new()
                 .timer(TokioTimer::new())
                 .header_read_timeout(Duration::from_secs(HTTP_READ_TIMEOUT_SECS))
+                .max_buf_size(MAX_HTTP_HEAD_BYTES)
                 .serve_connection(TokioIo::new(stream), service)
                 .await;
             if let Err(e) = served {
