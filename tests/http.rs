@@ -794,3 +794,23 @@ fn a_reload_reaches_sessions_and_later_requests() {
     .json();
     assert!(list.to_string().contains("\"added\""), "{list}");
 }
+
+#[test]
+fn sigterm_ends_the_server_with_status_0() {
+    let mut s = start("127.0.0.1:0", &[], &[]);
+    initialize(s.port, &[]);
+    let term = Command::new("kill")
+        .args(["-TERM", &s.child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(term.success());
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(st) = s.child.try_wait().expect("wait") {
+            break st;
+        }
+        assert!(Instant::now() < deadline, "still running after SIGTERM");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(status.code(), Some(0), "{status:?}");
+}
