@@ -38,7 +38,12 @@ fn skills() -> tempfile::TempDir {
     )
     .expect("SKILL.md");
     std::fs::write(skill.join("notes.md"), "the notes\n").expect("notes");
-    std::fs::write(skill.join("scripts/hi.js"), "console.log('hi')\n").expect("script");
+    std::fs::write(
+        skill.join("scripts/hi.js"),
+        "if (process.argv[2]) require('fs').writeFileSync(process.argv[2], 'started');\n\
+         setTimeout(() => console.log('hi'), 2000)\n",
+    )
+    .expect("script");
     dir
 }
 
@@ -49,7 +54,7 @@ fn start(addr: &str, args: &[&str], env: &[(&str, &str)]) -> Server {
     cmd.arg("--http").arg(addr).args(args);
     cmd.env_clear()
         .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("MCP_SKILLS_PATH", dir.path());
+        .env("SKILLS_DIR", dir.path());
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -311,6 +316,42 @@ fn the_owner_can_offer_runs() {
     )
     .json();
     assert!(tool_names(&tools).contains(&"skill_run"), "{tools}");
+
+    // A run of two seconds holds its id; the same id again in the same
+    // session is refused while it runs, and free once it has answered.
+    let port = s.port;
+    let sid = session.clone();
+    let started = s._dir.path().join("started");
+    let call = rpc(
+        5,
+        "tools/call",
+        json!({"name": "skill_run", "arguments": {
+            "name": "demo", "script": "scripts/hi.js", "confirm": true,
+            "args": [started.to_string_lossy()]
+        }}),
+    );
+    let run = std::thread::spawn(move || post(port, &call, &[("Mcp-Session-Id", &sid)]));
+    let h = [("Mcp-Session-Id", session.as_str())];
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !started.exists() {
+        if run.is_finished() || Instant::now() > deadline {
+            panic!("the run never started: {:?}", run.join().map(|a| a.body));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let again = post(s.port, &rpc(5, "tools/list", json!({})), &h);
+    assert_eq!(again.status, 400, "{again:?}");
+    let v = again.json();
+    assert_eq!(v["id"], 5, "{v}");
+    assert!(
+        v["error"]["message"].to_string().contains("HTTP-007"),
+        "{v}"
+    );
+    let ran = run.join().expect("the run's request").json();
+    assert_eq!(ran["id"], 5, "{ran}");
+    assert!(ran.to_string().contains("hi"), "{ran}");
+    let free = post(s.port, &rpc(5, "tools/list", json!({})), &h);
+    assert_eq!(free.status, 200, "{free:?}");
 }
 
 #[test]
@@ -385,7 +426,7 @@ fn a_non_loopback_address_without_a_token_does_not_start() {
         .args(["--http", "0.0.0.0:0"])
         .env_clear()
         .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("MCP_SKILLS_PATH", dir.path())
+        .env("SKILLS_DIR", dir.path())
         .stdin(Stdio::null())
         .output()
         .expect("the server runs");
@@ -406,7 +447,7 @@ fn a_non_loopback_address_without_a_token_does_not_start() {
             "/nonexistent/token",
         ])
         .env_clear()
-        .env("MCP_SKILLS_PATH", dir.path())
+        .env("SKILLS_DIR", dir.path())
         .stdin(Stdio::null())
         .output()
         .expect("the server runs");

@@ -7,7 +7,7 @@
 //! slots are held by the answer's body until it has been sent whole: an
 //! SSE answer is in flight until its stream ends.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::convert::Infallible;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
@@ -50,7 +50,7 @@ pub struct Door {
     /// Whether `skill_run` is offered (HTTP-009).
     pub allow_run: bool,
     in_flight: Arc<Semaphore>,
-    per_session: Arc<Mutex<HashMap<String, usize>>>,
+    per_session: Sessions,
 }
 
 impl Door {
@@ -140,7 +140,7 @@ impl Door {
             .headers()
             .get("mcp-session-id")
             .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
-        let mine = match session {
+        let mut mine = match session {
             None => None,
             Some(id) => match SessionSlot::take(&self.per_session, id) {
                 Some(slot) => Some(slot),
@@ -194,6 +194,21 @@ impl Door {
                 {
                     return *a;
                 }
+                if let Some(slot) = &mut mine
+                    && !slot.claim(&id.key)
+                {
+                    return jsonrpc_error(
+                        StatusCode::BAD_REQUEST,
+                        Some(&id.raw),
+                        -32600,
+                        format!(
+                            "Invalid Request: HTTP-007: id {} is the id of a request of this session still in \
+                             flight; give each request an id of its own",
+                            // Bounded already: a longer id is refused (MAX_ID_BYTES).
+                            id.raw.get()
+                        ),
+                    );
+                }
                 is_initialize(&message)
             }
             Incoming::Notification { .. } | Incoming::Response(_) => false,
@@ -230,7 +245,8 @@ impl Door {
                 format!(
                     "Invalid Request: HTTP-006: over HTTP a request's id is an integer between -2^63 and 2^63 \
                      or a string, and {} is neither; send the request again under such an id",
-                    excerpt(id.raw.get())
+                    // Bounded already: a longer id is refused (MAX_ID_BYTES).
+                    id.raw.get()
                 ),
             )));
         }
@@ -353,42 +369,74 @@ fn too_large() -> Answer {
     )
 }
 
-/// One request's slot in its session's count (HTTP-007), freed on drop.
+/// What a session has in flight: how many requests, and their ids.
+#[derive(Default)]
+struct InSession {
+    count: usize,
+    ids: HashSet<IdKey>,
+}
+
+type Sessions = Arc<Mutex<HashMap<String, InSession>>>;
+
+/// One request's slot in its session (HTTP-007), and its id once read;
+/// both freed on drop.
 struct SessionSlot {
-    counts: Arc<Mutex<HashMap<String, usize>>>,
-    id: String,
+    sessions: Sessions,
+    session: String,
+    id: Option<IdKey>,
 }
 
 impl SessionSlot {
     /// `None` when the session has [`MAX_IN_FLIGHT`] requests in flight.
     /// An entry lives only while a request of its session is in flight,
     /// so the table is bounded by [`MAX_HTTP_IN_FLIGHT`].
-    fn take(counts: &Arc<Mutex<HashMap<String, usize>>>, id: String) -> Option<SessionSlot> {
-        let mut map = counts
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let n = map.entry(id.clone()).or_insert(0);
-        if *n >= MAX_IN_FLIGHT {
+    fn take(sessions: &Sessions, session: String) -> Option<SessionSlot> {
+        let mut map = lock(sessions);
+        let s = map.entry(session.clone()).or_default();
+        if s.count >= MAX_IN_FLIGHT {
             return None;
         }
-        *n += 1;
+        s.count += 1;
         Some(SessionSlot {
-            counts: Arc::clone(counts),
-            id,
+            sessions: Arc::clone(sessions),
+            session,
+            id: None,
         })
     }
+
+    /// Claims the request's id in its session: false when a request of the
+    /// session still in flight has it (WIRE-006's rule; rmcp would route
+    /// both answers by that id).
+    fn claim(&mut self, id: &IdKey) -> bool {
+        let mut map = lock(&self.sessions);
+        let Some(s) = map.get_mut(&self.session) else {
+            return false;
+        };
+        if !s.ids.insert(id.clone()) {
+            return false;
+        }
+        self.id = Some(id.clone());
+        true
+    }
+}
+
+fn lock(sessions: &Sessions) -> std::sync::MutexGuard<'_, HashMap<String, InSession>> {
+    // No method here panics half-way, so a poisoned table is whole.
+    sessions
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl Drop for SessionSlot {
     fn drop(&mut self) {
-        let mut map = self
-            .counts
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(n) = map.get_mut(&self.id) {
-            *n -= 1;
-            if *n == 0 {
-                map.remove(&self.id);
+        let mut map = lock(&self.sessions);
+        if let Some(s) = map.get_mut(&self.session) {
+            if let Some(id) = &self.id {
+                s.ids.remove(id);
+            }
+            s.count -= 1;
+            if s.count == 0 {
+                map.remove(&self.session);
             }
         }
     }
