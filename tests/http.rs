@@ -49,7 +49,11 @@ fn skills() -> tempfile::TempDir {
 
 /// Starts `skill-mcp --http ADDR args…` and reads the port it prints.
 fn start(addr: &str, args: &[&str], env: &[(&str, &str)]) -> Server {
-    let dir = skills();
+    start_in(skills(), addr, args, env)
+}
+
+/// As [`start`], serving `dir`.
+fn start_in(dir: tempfile::TempDir, addr: &str, args: &[&str], env: &[(&str, &str)]) -> Server {
     let mut cmd = Command::new(BIN);
     cmd.arg("--http").arg(addr).args(args);
     cmd.env_clear()
@@ -278,6 +282,12 @@ fn a_session_lists_loads_and_reads_as_stdio_does() {
     assert_eq!(
         read["result"]["contents"][0]["text"], "the notes\n",
         "{read}"
+    );
+
+    let prompts = post(s.port, &rpc(7, "prompts/list", json!({})), &h).json();
+    assert!(
+        prompts["result"]["prompts"].to_string().contains("demo"),
+        "{prompts}"
     );
 
     let skx = post(s.port, &rpc(5, "skills/list", json!({})), &h).json();
@@ -842,4 +852,44 @@ fn sigterm_ends_the_server_with_status_0() {
         std::thread::sleep(Duration::from_millis(50));
     };
     assert_eq!(status.code(), Some(0), "{status:?}");
+}
+
+#[test]
+fn the_token_variable_never_reaches_a_script() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let skill = dir.path().join("env");
+    std::fs::create_dir_all(&skill).expect("mkdir");
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\nname: env\ndescription: Prints its environment.\nmcp-host:\n  version: 1\n  run:\n    - script: env.js\n      interpreter: node\n      env: [GOOD, SKILL_MCP_HTTP_TOKEN]\n---\nbody\n",
+    )
+    .expect("SKILL.md");
+    std::fs::write(
+        skill.join("env.js"),
+        "console.log(JSON.stringify(process.env));\n",
+    )
+    .expect("env.js");
+    let s = start_in(
+        dir,
+        "127.0.0.1:0",
+        &["--http-allow-run"],
+        &[("SKILL_MCP_HTTP_TOKEN", TOKEN), ("GOOD", "g00d")],
+    );
+    let bearer = format!("Bearer {TOKEN}");
+    let session = initialize(s.port, &[("Authorization", &bearer)]);
+    let run = post(
+        s.port,
+        &rpc(
+            2,
+            "tools/call",
+            json!({"name": "skill_run", "arguments": {"name": "env", "script": "env.js", "confirm": true}}),
+        ),
+        &[("Authorization", &bearer), ("Mcp-Session-Id", &session)],
+    )
+    .json();
+    let out = run.to_string();
+    // The declared variable the owner set reaches the script; the token,
+    // though declared and set, does not.
+    assert!(out.contains("g00d"), "{out}");
+    assert!(!out.contains(TOKEN), "{out}");
 }
