@@ -24,6 +24,7 @@ pub mod fence;
 pub mod frontmatter;
 pub mod grant;
 pub mod harden;
+pub mod http;
 pub mod interpreters;
 pub mod limits;
 pub mod problem;

@@ -157,3 +157,36 @@ pub const KEPT_INLINE_STATS: usize = 4_096;
 /// stamp with new bytes. Such a digest is served but re-hashed on next
 /// use (spec SKX-014; git's "racily clean" rule).
 pub const DIGEST_SETTLE_SECS: u64 = 2;
+
+/// Largest HTTP request body read (spec HTTP-006): every tool argument is
+/// capped far below it (64 run arguments of 8 KiB, 8 paths, a 1 KiB
+/// query), and with [`MAX_HTTP_IN_FLIGHT`] bodies held at once it bounds
+/// what bodies can cost (512 MiB at worst). rmcp's own default, too.
+pub const MAX_HTTP_BODY_BYTES: usize = 4 * 1024 * 1024;
+
+/// Requests in flight over HTTP across every client (spec HTTP-007); one
+/// session holds at most the stdio transport's 64 of them.
+pub const MAX_HTTP_IN_FLIGHT: usize = 128;
+
+/// Open HTTP sessions at once (spec HTTP-008): an `initialize` past it is
+/// refused, so a flood of them costs a bounded amount of memory.
+pub const MAX_HTTP_SESSIONS: usize = 1_024;
+
+/// A session no request has touched for this long is closed (HTTP-008).
+pub const HTTP_SESSION_IDLE_SECS: u64 = 300;
+
+/// Open HTTP connections at once (HTTP-008): past it, new connections
+/// wait to be accepted.
+pub const MAX_HTTP_CONNECTIONS: usize = 2_048;
+
+/// How long a client may take to send a request's headers, and then its
+/// body (HTTP-008): a client that trickles bytes holds no slot for longer.
+pub const HTTP_READ_TIMEOUT_SECS: u64 = 30;
+
+/// Largest buffer a connection reads into (HTTP-006), which bounds a
+/// request's headers: past it hyper answers 431.
+pub const MAX_HTTP_HEAD_BYTES: usize = 64 * 1024;
+
+/// Shortest bearer token accepted (HTTP-005): 16 bytes of a random token
+/// is past guessing; a shorter one is a password.
+pub const MIN_HTTP_TOKEN_BYTES: usize = 16;

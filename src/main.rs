@@ -12,9 +12,9 @@ use skill_mcp::check;
 use skill_mcp::config::{self, Config};
 use skill_mcp::server::SkillServer;
 use skill_mcp::snapshot::Snapshot;
-use skill_mcp::{reload, transport};
+use skill_mcp::{http, reload, transport};
 
-/// Serves a directory of Agent Skills over MCP (stdio).
+/// Serves a directory of Agent Skills over MCP (stdio, or HTTP with --http).
 ///
 /// Roots come from MCP_SKILLS_PATH, else SKILLS_DIR (both ":"-separated),
 /// else the bundled skills/ directory. MCP_SKILL_RUN narrows what may run.
@@ -37,6 +37,46 @@ struct ServeArgs {
     /// (also SKILL_MCP_WATCH=1). Refused when a host started the server.
     #[arg(long)]
     watch: bool,
+    /// Serve Streamable HTTP at http://ADDR/mcp instead of stdio: IP:PORT,
+    /// or a bare port on 127.0.0.1 (port 0 picks a free one; the address is
+    /// printed on stderr). Any non-loopback address needs a token.
+    #[arg(long, value_name = "ADDR", value_parser = skill_mcp::http::parse_addr)]
+    http: Option<std::net::SocketAddr>,
+    /// Require this bearer token (the file's first line) of every HTTP
+    /// request; SKILL_MCP_HTTP_TOKEN gives one too.
+    #[arg(long, value_name = "PATH", requires = "http")]
+    http_token_file: Option<PathBuf>,
+    /// Another host name HTTP clients may reach the server by (Host and
+    /// Origin headers); loopback names and the bound address always pass.
+    #[arg(long, value_name = "NAME", requires = "http")]
+    http_allow_host: Vec<String>,
+    /// Offer skill_run over HTTP (off by default: anyone who can reach the
+    /// URL could run scripts).
+    #[arg(long, requires = "http")]
+    http_allow_run: bool,
+}
+
+impl ServeArgs {
+    /// The top-level options with the `serve` command's laid over them.
+    fn or(self, top: ServeArgs) -> ServeArgs {
+        let mut allow_host = top.http_allow_host;
+        allow_host.extend(self.http_allow_host);
+        ServeArgs {
+            watch: self.watch || top.watch,
+            http: self.http.or(top.http),
+            http_token_file: self.http_token_file.or(top.http_token_file),
+            http_allow_host: allow_host,
+            http_allow_run: self.http_allow_run || top.http_allow_run,
+        }
+    }
+
+    fn given(&self) -> bool {
+        self.watch
+            || self.http.is_some()
+            || self.http_token_file.is_some()
+            || !self.http_allow_host.is_empty()
+            || self.http_allow_run
+    }
 }
 
 #[derive(Subcommand)]
@@ -85,20 +125,14 @@ fn main() -> ExitCode {
         tracing::warn!("{}", skill_mcp::snapshot::one_line(&why));
     }
     match cli.command {
-        None => {
-            harden_for_serving();
-            serve_blocking(config, cli.serve.watch)
-        }
-        Some(Command::Serve(args)) => {
-            harden_for_serving();
-            serve_blocking(config, cli.serve.watch || args.watch)
-        }
+        None => serve_blocking(config, cli.serve),
+        Some(Command::Serve(args)) => serve_blocking(config, args.or(cli.serve)),
         // `skill-mcp --watch check`: the flag was given before the command
         // it does not apply to; a usage error, as `check --watch` is.
-        Some(Command::Check(_)) if cli.serve.watch => Cli::command()
+        Some(Command::Check(_)) if cli.serve.given() => Cli::command()
             .error(
                 clap::error::ErrorKind::ArgumentConflict,
-                "--watch applies to serving (`skill-mcp --watch` or `skill-mcp serve --watch`); `check` reads the roots once",
+                "--watch and --http* apply to serving (`skill-mcp --watch` or `skill-mcp serve --watch`); `check` reads the roots once",
             )
             .exit(),
         // `check` runs no script, so it has nothing to keep from one
@@ -222,7 +256,31 @@ fn run_check(config: Config, args: CheckArgs) -> ExitCode {
     }
 }
 
-fn serve_blocking(config: Config, watch: bool) -> ExitCode {
+fn serve_blocking(mut config: Config, args: ServeArgs) -> ExitCode {
+    // The token is read before the environment is wiped, and taken out of
+    // the configuration so no script can be given it (HTTP-005).
+    let http = match args.http {
+        None => None,
+        Some(addr) => {
+            let var = config
+                .env
+                .remove(std::ffi::OsStr::new(skill_mcp::http::access::TOKEN_VAR));
+            match skill_mcp::http::access::token(args.http_token_file.as_deref(), var.as_deref()) {
+                Ok(token) => Some(http::Options {
+                    addr,
+                    token,
+                    allow_hosts: args.http_allow_host,
+                    allow_run: args.http_allow_run,
+                }),
+                Err(e) => {
+                    eprintln!("skill-mcp: {e}");
+                    return ExitCode::from(2);
+                }
+            }
+        }
+    };
+    harden_for_serving();
+    let watch = args.watch;
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         // File work (reads, digests, a rescan) runs on the blocking pool.
@@ -241,20 +299,42 @@ fn serve_blocking(config: Config, watch: bool) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    runtime.block_on(serve(config, watch))
+    match http {
+        None => runtime.block_on(serve(config, watch)),
+        Some(options) => runtime.block_on(serve_http(config, options, watch)),
+    }
 }
 
-async fn serve(config: Config, watch: bool) -> ExitCode {
+/// `--http` (spec HTTP-001): the same boot scan, served over HTTP.
+async fn serve_http(config: Config, options: http::Options, watch: bool) -> ExitCode {
     let hangups = reload::listen_for_hangup();
     let watch = watch || config.watch;
+    let snapshot = boot(&config);
+    match http::serve(config, snapshot, options, watch, hangups).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("skill-mcp: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The boot scan, its problems logged (spec SRV-010).
+fn boot(config: &Config) -> Snapshot {
     let snapshot = Snapshot::boot(config.clone());
-    // Every problem found at boot, on stderr too (spec SRV-010).
     snapshot.log_problems(&[]);
     tracing::info!(
         skills = snapshot.catalog.skills.len(),
         problems = snapshot.problems.len(),
         "catalog scanned"
     );
+    snapshot
+}
+
+async fn serve(config: Config, watch: bool) -> ExitCode {
+    let hangups = reload::listen_for_hangup();
+    let watch = watch || config.watch;
+    let snapshot = boot(&config);
     let (hangup_tx, hangup_rx) = tokio::sync::watch::channel(false);
     let server = SkillServer::with_hangup(snapshot, hangup_rx);
     let live = server.live();
@@ -271,7 +351,9 @@ async fn serve(config: Config, watch: bool) -> ExitCode {
             return ExitCode::SUCCESS;
         }
     };
-    let _reloader = reload::start(live, config, service.peer().clone(), watch, hangups);
+    let peers = std::sync::Arc::new(reload::Peers::default());
+    peers.add(service.peer().clone());
+    let _reloader = reload::start(live, config, peers, watch, hangups);
     match service.waiting().await {
         Ok(_) => ExitCode::SUCCESS,
         Err(e) => {

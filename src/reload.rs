@@ -40,6 +40,41 @@ pub struct Live {
     rescanning: Mutex<()>,
 }
 
+/// Who hears of a swap (RELOAD-*, HTTP-010): the one stdio client, or
+/// every open HTTP session. A session whose transport has closed is let go
+/// when the next one joins, so the list is bounded by the open sessions.
+#[derive(Default)]
+pub struct Peers(Mutex<Vec<rmcp::Peer<rmcp::RoleServer>>>);
+
+impl Peers {
+    /// The peers, with one more.
+    pub fn add(&self, peer: rmcp::Peer<rmcp::RoleServer>) {
+        let mut peers = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        peers.retain(|p| !p.is_transport_closed());
+        peers.push(peer);
+    }
+
+    /// Tells every open peer what changed.
+    async fn notify(&self, changed: Changed) {
+        let peers = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone();
+        for peer in peers.iter().filter(|p| !p.is_transport_closed()) {
+            if changed.prompts {
+                let _ = peer.notify_prompt_list_changed().await;
+            }
+            if changed.resources {
+                let _ = peer.notify_resource_list_changed().await;
+            }
+        }
+    }
+}
+
 /// What a swap changed, to decide which notifications to send.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Changed {
@@ -182,7 +217,7 @@ pub fn listen_for_hangup() -> Option<tokio::signal::unix::Signal> {
 pub fn start(
     live: Arc<Live>,
     config: Config,
-    peer: rmcp::Peer<rmcp::RoleServer>,
+    peers: Arc<Peers>,
     watch: bool,
     hangups: Option<tokio::signal::unix::Signal>,
 ) -> Reloader {
@@ -264,12 +299,7 @@ pub fn start(
                 continue;
             };
             if let Some(changed) = changed {
-                if changed.prompts {
-                    let _ = peer.notify_prompt_list_changed().await;
-                }
-                if changed.resources {
-                    let _ = peer.notify_resource_list_changed().await;
-                }
+                peers.notify(changed).await;
             }
         }
     });

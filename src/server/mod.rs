@@ -21,11 +21,11 @@ use rmcp::model::{
     ReadResourceDirectoryRequestParams, ReadResourceDirectoryResult, ReadResourceRequestParams,
     ReadResourceResponse, ResourceTemplate, ServerCapabilities, ServerConfig,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, tool, tool_handler, tool_router};
 
 use crate::echo::{Args, progress_token_refusal};
-use crate::reload::Live;
+use crate::reload::{Live, Peers};
 use crate::run::{RunLock, Watch};
 use crate::shapes::*;
 use crate::skills_ext::Reach;
@@ -37,6 +37,9 @@ pub struct SkillServer {
     live: Arc<Live>,
     run_lock: Arc<RunLock>,
     tool_router: ToolRouter<SkillServer>,
+    /// Where a session's peer is kept for reload's notifications, when
+    /// sessions come and go (HTTP-010).
+    peers: Option<Arc<Peers>>,
 }
 
 impl SkillServer {
@@ -60,7 +63,21 @@ impl SkillServer {
             live: Arc::new(Live::new(snapshot)),
             run_lock: Arc::new(RunLock::new(None)),
             tool_router: plain_schemas(Self::tool_router()),
+            peers: None,
         }
+    }
+
+    /// Each session that initializes joins `peers`, so a reload reaches it.
+    pub fn with_peers(mut self, peers: Arc<Peers>) -> SkillServer {
+        self.peers = Some(peers);
+        self
+    }
+
+    /// Without `skill_run` in `tools/list` (HTTP-009): over HTTP, runs are
+    /// the owner's to turn on.
+    pub fn without_run(mut self) -> SkillServer {
+        self.tool_router.map.remove("skill_run");
+        self
     }
 }
 
@@ -256,6 +273,12 @@ impl ServerHandler for SkillServer {
         )
         .with_server_info(Implementation::new("skill-mcp", env!("CARGO_PKG_VERSION")))
         .with_instructions(self.live.current().instructions(instructions).to_owned())
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        if let Some(peers) = &self.peers {
+            peers.add(context.peer);
+        }
     }
 
     async fn list_prompts(

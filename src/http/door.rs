@@ -1,0 +1,531 @@
+//! One HTTP request, from its headers to rmcp's answer (spec HTTP-003..
+//! HTTP-009). Who may connect is asked of [`Access`]; the request then
+//! takes a slot (overall and in its session), its body is read bounded and
+//! read once by the stdio transport's own rules (`transport::message`), so
+//! what is not a JSON-RPC message is answered with the same JSON-RPC error
+//! as on stdio; only then does rmcp's `StreamableHttpService` see it. The
+//! slots are held by the answer's body until it has been sent whole: an
+//! SSE answer is in flight until its stream ends.
+
+use std::collections::{HashMap, HashSet};
+use std::convert::Infallible;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{HeaderValue, Method, Request, Response, StatusCode, header};
+use http_body::{Body, Frame, SizeHint};
+use http_body_util::{BodyExt, Full, Limited, combinators::BoxBody};
+use rmcp::model::{ClientJsonRpcMessage, ClientRequest, GetMeta, ProtocolVersion};
+use rmcp::transport::streamable_http_server::StreamableHttpService;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use serde::Serialize;
+use serde_json::value::RawValue;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+use super::access::{Access, Refused};
+use crate::echo::{EXCERPT_BYTES, excerpt};
+use crate::limits::{
+    HTTP_READ_TIMEOUT_SECS, MAX_HTTP_BODY_BYTES, MAX_HTTP_IN_FLIGHT, MAX_HTTP_SESSIONS,
+};
+use crate::server::SkillServer;
+use crate::transport::ids::MAX_IN_FLIGHT;
+use crate::transport::message::{self, ClientId, IdKey, Incoming};
+
+/// The path the MCP endpoint is served at.
+pub const PATH: &str = "/mcp";
+
+/// What every answer's body is.
+pub type Answer = Response<BoxBody<Bytes, Infallible>>;
+
+type Rmcp = StreamableHttpService<SkillServer, LocalSessionManager>;
+
+/// The server's one door: shared by every connection.
+pub struct Door {
+    pub access: Access,
+    pub rmcp: Rmcp,
+    pub sessions: Arc<LocalSessionManager>,
+    /// Whether `skill_run` is offered (HTTP-009).
+    pub allow_run: bool,
+    in_flight: Arc<Semaphore>,
+    per_session: Sessions,
+}
+
+impl Door {
+    pub fn new(
+        access: Access,
+        rmcp: Rmcp,
+        sessions: Arc<LocalSessionManager>,
+        allow_run: bool,
+    ) -> Door {
+        Door {
+            access,
+            rmcp,
+            sessions,
+            allow_run,
+            in_flight: Arc::new(Semaphore::new(MAX_HTTP_IN_FLIGHT)),
+            per_session: Arc::default(),
+        }
+    }
+
+    /// Answers one request; never fails (every refusal is an answer).
+    pub async fn handle<B>(&self, req: Request<B>) -> Answer
+    where
+        B: Body<Data = Bytes> + Send + 'static,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        if let Err(r) = self.access.check(req.headers()) {
+            return refused(r);
+        }
+        if req.uri().path() != PATH {
+            return text(
+                StatusCode::NOT_FOUND,
+                format!(
+                    "HTTP-001: nothing is served at {}; the MCP endpoint is {PATH}",
+                    excerpt(req.uri().path())
+                ),
+            );
+        }
+        // rmcp quotes MCP's own headers whole in its refusals; one longer
+        // than an excerpt is refused here instead (HARD-005).
+        if let Some((name, value)) = req
+            .headers()
+            .iter()
+            .find(|(k, v)| k.as_str().starts_with("mcp-") && v.len() > EXCERPT_BYTES)
+        {
+            return text(
+                StatusCode::BAD_REQUEST,
+                format!(
+                    "HTTP-006: the {name} header is {} bytes long; no MCP header this server reads is longer \
+                     than {EXCERPT_BYTES}",
+                    value.len()
+                ),
+            );
+        }
+        if req.method() != Method::POST {
+            // GET (a session's stream) and DELETE (its end) carry no body
+            // and no request: rmcp answers them as they are.
+            let (parts, _) = req.into_parts();
+            return self
+                .rmcp
+                .handle(Request::from_parts(parts, Full::new(Bytes::new())))
+                .await;
+        }
+        self.post(req).await
+    }
+
+    async fn post<B>(&self, req: Request<B>) -> Answer
+    where
+        B: Body<Data = Bytes> + Send + 'static,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        // Slots first (HTTP-007), so bodies held at once are bounded too.
+        let Ok(overall) = Arc::clone(&self.in_flight).try_acquire_owned() else {
+            let mut a = jsonrpc_error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                None,
+                -32000,
+                format!(
+                    "HTTP-007: {MAX_HTTP_IN_FLIGHT} requests are in flight on this server, its limit; \
+                     wait for an answer and send this again"
+                ),
+            );
+            a.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+            return a;
+        };
+        let session = req
+            .headers()
+            .get("mcp-session-id")
+            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+        let mut mine = match session {
+            None => None,
+            Some(id) => match SessionSlot::take(&self.per_session, id) {
+                Some(slot) => Some(slot),
+                None => {
+                    return jsonrpc_error(
+                        StatusCode::TOO_MANY_REQUESTS,
+                        None,
+                        -32000,
+                        format!(
+                            "HTTP-007: {MAX_IN_FLIGHT} requests of this session are in flight, its limit; \
+                             wait for an answer before sending more"
+                        ),
+                    );
+                }
+            },
+        };
+        // A body announced over the limit is refused unread, so a client
+        // that sent `Expect: 100-continue` need not send it at all.
+        let announced = req
+            .headers()
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<u64>().ok());
+        if announced.is_some_and(|n| n > MAX_HTTP_BODY_BYTES as u64) {
+            return too_large();
+        }
+        let (parts, body) = req.into_parts();
+        let bytes = match read_body(body).await {
+            Ok(b) => b,
+            Err(a) => return *a,
+        };
+        let initialize = match message::read(&bytes) {
+            Incoming::Refuse(r) => {
+                tracing::info!(code = r.code, message = %r.message, "refused an HTTP request");
+                // The rules are stdio's, whose messages are lines; here a
+                // message is a request's body.
+                let message = r
+                    .message
+                    .replace("the line is not JSON", "the request body is not JSON")
+                    .replace("send one message per line", "send one message per request");
+                return jsonrpc_error(StatusCode::BAD_REQUEST, r.id.as_deref(), r.code, message);
+            }
+            Incoming::Drop(why) => {
+                tracing::info!("dropped {why}");
+                return text(StatusCode::ACCEPTED, String::new());
+            }
+            Incoming::Request { id, message } => {
+                if let Err(a) = self
+                    .admit(&id, &message, parts.headers.contains_key("mcp-session-id"))
+                    .await
+                {
+                    return *a;
+                }
+                if let Some(slot) = &mut mine
+                    && !slot.claim(&id.key)
+                {
+                    return jsonrpc_error(
+                        StatusCode::BAD_REQUEST,
+                        Some(&id.raw),
+                        -32600,
+                        format!(
+                            "Invalid Request: HTTP-007: id {} is the id of a request of this session still in \
+                             flight; give each request an id of its own",
+                            // Bounded already: a longer id is refused (MAX_ID_BYTES).
+                            id.raw.get()
+                        ),
+                    );
+                }
+                is_initialize(&message)
+            }
+            Incoming::Notification { .. } | Incoming::Response(_) => false,
+        };
+        if initialize {
+            tracing::debug!("opening an HTTP session");
+        }
+        let answer = self
+            .rmcp
+            .handle(Request::from_parts(parts, Full::new(bytes)))
+            .await;
+        let (parts, body) = answer.into_parts();
+        let body = Held {
+            inner: body,
+            _slots: (overall, mine),
+        };
+        Response::from_parts(parts, BoxBody::new(body))
+    }
+
+    /// What a request must pass before rmcp sees it: an id rmcp can carry
+    /// (HTTP-006), room for another session (HTTP-008), and `skill_run`
+    /// only when the owner offers it (HTTP-009).
+    async fn admit(
+        &self,
+        id: &ClientId,
+        message: &ClientJsonRpcMessage,
+        in_session: bool,
+    ) -> Result<(), Box<Answer>> {
+        if !rmcp_holds(id) {
+            return Err(Box::new(jsonrpc_error(
+                StatusCode::BAD_REQUEST,
+                Some(&id.raw),
+                -32600,
+                format!(
+                    "Invalid Request: HTTP-006: over HTTP a request's id is an integer between -2^63 and 2^63 \
+                     or a string, and {} is neither; send the request again under such an id",
+                    // Bounded already: a longer id is refused (MAX_ID_BYTES).
+                    id.raw.get()
+                ),
+            )));
+        }
+        let ClientJsonRpcMessage::Request(req) = message else {
+            return Ok(());
+        };
+        let per_request = req
+            .request
+            .get_meta()
+            .missing_required_keys(&ProtocolVersion::V_2026_07_28)
+            .is_empty();
+        match &req.request {
+            ClientRequest::InitializeRequest(_) | ClientRequest::DiscoverRequest(_) => {}
+            _ if !in_session && !per_request => {
+                return Err(Box::new(jsonrpc_error(
+                    StatusCode::BAD_REQUEST,
+                    Some(&id.raw),
+                    -32600,
+                    "Invalid Request: HTTP-002: this request has no Mcp-Session-Id header and no 2026-07-28 \
+                     _meta, so it belongs to no lifecycle: send initialize first and then the Mcp-Session-Id it \
+                     answers with on every request, or give each request _meta with \
+                     io.modelcontextprotocol/protocolVersion and io.modelcontextprotocol/clientCapabilities"
+                        .to_owned(),
+                )));
+            }
+            _ => {}
+        }
+        match &req.request {
+            ClientRequest::InitializeRequest(_) if !in_session => {
+                let open = self.sessions.sessions.read().await.len();
+                if open >= MAX_HTTP_SESSIONS {
+                    let mut a = jsonrpc_error(
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        Some(&id.raw),
+                        -32000,
+                        format!(
+                            "HTTP-008: {open} sessions are open on this server, its limit of \
+                             {MAX_HTTP_SESSIONS}; close one (DELETE with its Mcp-Session-Id), wait for an idle \
+                             one to expire, or send requests with 2026-07-28 _meta, which need no session"
+                        ),
+                    );
+                    a.headers_mut()
+                        .insert(header::RETRY_AFTER, HeaderValue::from_static("10"));
+                    return Err(Box::new(a));
+                }
+            }
+            ClientRequest::CallToolRequest(call)
+                if !self.allow_run && call.params.name == "skill_run" =>
+            {
+                return Err(Box::new(jsonrpc_error(
+                    StatusCode::OK,
+                    Some(&id.raw),
+                    -32602,
+                    "HTTP-009: skill_run is not offered over HTTP on this server: anyone who can reach the URL \
+                     could run a skill's scripts. Its owner can turn runs on with --http-allow-run; skill_list, \
+                     skill_load and skill_file work as always"
+                        .to_owned(),
+                )));
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+fn is_initialize(message: &ClientJsonRpcMessage) -> bool {
+    matches!(message, ClientJsonRpcMessage::Request(r) if matches!(r.request, ClientRequest::InitializeRequest(_)))
+}
+
+/// Whether rmcp's id (an i64 or a string) holds this id exactly, so its
+/// answer carries the id as the client wrote it (HTTP-006). An integer
+/// spelled `7.0` or `7e0` would come back as `7`.
+fn rmcp_holds(id: &ClientId) -> bool {
+    match &id.key {
+        IdKey::Text(_) => true,
+        IdKey::Whole(_) => {
+            let raw = id.raw.get();
+            raw.bytes().all(|b| b.is_ascii_digit() || b == b'-') && raw.parse::<i64>().is_ok()
+        }
+        IdKey::Fraction(_) => false,
+    }
+}
+
+/// Reads a body of at most [`MAX_HTTP_BODY_BYTES`] within
+/// [`HTTP_READ_TIMEOUT_SECS`] (HTTP-006, HTTP-008).
+async fn read_body<B>(body: B) -> Result<Bytes, Box<Answer>>
+where
+    B: Body<Data = Bytes> + Send + 'static,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let read = Limited::new(body, MAX_HTTP_BODY_BYTES).collect();
+    match tokio::time::timeout(Duration::from_secs(HTTP_READ_TIMEOUT_SECS), read).await {
+        Ok(Ok(collected)) => Ok(collected.to_bytes()),
+        Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => Err(Box::new(too_large())),
+        Ok(Err(e)) => Err(Box::new(text(
+            StatusCode::BAD_REQUEST,
+            format!(
+                "HTTP-006: the request body could not be read: {}",
+                excerpt(&e.to_string())
+            ),
+        ))),
+        Err(_) => Err(Box::new(text(
+            StatusCode::REQUEST_TIMEOUT,
+            format!(
+                "HTTP-008: the request body did not arrive within {HTTP_READ_TIMEOUT_SECS} s; send it whole"
+            ),
+        ))),
+    }
+}
+
+fn too_large() -> Answer {
+    jsonrpc_error(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        None,
+        -32700,
+        format!(
+            "Parse error: HTTP-006: the request body is over the {MAX_HTTP_BODY_BYTES}-byte limit; no MCP \
+             request this server answers needs more"
+        ),
+    )
+}
+
+/// What a session has in flight: how many requests, and their ids.
+#[derive(Default)]
+struct InSession {
+    count: usize,
+    ids: HashSet<IdKey>,
+}
+
+type Sessions = Arc<Mutex<HashMap<String, InSession>>>;
+
+/// One request's slot in its session (HTTP-007), and its id once read;
+/// both freed on drop.
+struct SessionSlot {
+    sessions: Sessions,
+    session: String,
+    id: Option<IdKey>,
+}
+
+impl SessionSlot {
+    /// `None` when the session has [`MAX_IN_FLIGHT`] requests in flight.
+    /// An entry lives only while a request of its session is in flight,
+    /// so the table is bounded by [`MAX_HTTP_IN_FLIGHT`].
+    fn take(sessions: &Sessions, session: String) -> Option<SessionSlot> {
+        let mut map = lock(sessions);
+        let s = map.entry(session.clone()).or_default();
+        if s.count >= MAX_IN_FLIGHT {
+            return None;
+        }
+        s.count += 1;
+        Some(SessionSlot {
+            sessions: Arc::clone(sessions),
+            session,
+            id: None,
+        })
+    }
+
+    /// Claims the request's id in its session: false when a request of the
+    /// session still in flight has it (WIRE-006's rule; rmcp would route
+    /// both answers by that id).
+    fn claim(&mut self, id: &IdKey) -> bool {
+        let mut map = lock(&self.sessions);
+        let Some(s) = map.get_mut(&self.session) else {
+            return false;
+        };
+        if !s.ids.insert(id.clone()) {
+            return false;
+        }
+        self.id = Some(id.clone());
+        true
+    }
+}
+
+fn lock(sessions: &Sessions) -> std::sync::MutexGuard<'_, HashMap<String, InSession>> {
+    // No method here panics half-way, so a poisoned table is whole.
+    sessions
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl Drop for SessionSlot {
+    fn drop(&mut self) {
+        let mut map = lock(&self.sessions);
+        if let Some(s) = map.get_mut(&self.session) {
+            if let Some(id) = &self.id {
+                s.ids.remove(id);
+            }
+            s.count -= 1;
+            if s.count == 0 {
+                map.remove(&self.session);
+            }
+        }
+    }
+}
+
+/// An answer's body holding its request's slots until it is sent whole
+/// or the client goes away.
+struct Held {
+    inner: BoxBody<Bytes, Infallible>,
+    _slots: (OwnedSemaphorePermit, Option<SessionSlot>),
+}
+
+impl Body for Held {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        Pin::new(&mut self.inner).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+#[derive(Serialize)]
+struct ErrorBody<'a> {
+    jsonrpc: &'static str,
+    id: Option<&'a RawValue>,
+    error: ErrorData,
+}
+
+#[derive(Serialize)]
+struct ErrorData {
+    code: i32,
+    message: String,
+}
+
+/// A JSON-RPC error as the whole answer, under the request's id exactly
+/// as the client wrote it (or `null`).
+pub fn jsonrpc_error(
+    status: StatusCode,
+    id: Option<&RawValue>,
+    code: i32,
+    message: String,
+) -> Answer {
+    let body = serde_json::to_vec(&ErrorBody {
+        jsonrpc: "2.0",
+        id,
+        error: ErrorData { code, message },
+    })
+    .unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}").into_bytes());
+    let mut a = Response::new(Full::new(Bytes::from(body)).boxed());
+    *a.status_mut() = status;
+    a.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    a
+}
+
+/// A plain-text answer.
+pub fn text(status: StatusCode, message: String) -> Answer {
+    let mut a = Response::new(Full::new(Bytes::from(message)).boxed());
+    *a.status_mut() = status;
+    a.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    a
+}
+
+/// A refusal of [`Access`]: 401 carries `WWW-Authenticate: Bearer`.
+fn refused(r: Refused) -> Answer {
+    tracing::info!(status = %r.status, message = %r.message, "refused an HTTP request");
+    let unauthorized = r.status == StatusCode::UNAUTHORIZED;
+    let mut a = text(r.status, r.message);
+    if unauthorized {
+        a.headers_mut().insert(
+            header::WWW_AUTHENTICATE,
+            HeaderValue::from_static("Bearer realm=\"skill-mcp\""),
+        );
+    }
+    a
+}

@@ -1,0 +1,208 @@
+//! `skill-mcp --http ADDR`: the same server over Streamable HTTP (spec
+//! HTTP-001..HTTP-010, issue 29 §1–§3).
+//!
+//! rmcp's own `StreamableHttpService` speaks the transport — sessions
+//! (`Mcp-Session-Id`) for an `initialize`, and 2026-07-28 requests carrying
+//! their `_meta` served on their own — over hyper's HTTP/1 server. In front
+//! of it sits [`door`]: who may connect ([`access`]), the bounds, and the
+//! stdio transport's reading of each message. Every session is a clone of
+//! one [`SkillServer`], so all of them answer from the same live snapshot,
+//! and a reload notifies each open session.
+
+pub mod access;
+pub mod door;
+
+use std::convert::Infallible;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+use std::time::Duration;
+
+use hyper::server::conn::http1;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+
+use crate::config::Config;
+use crate::limits::{
+    HTTP_READ_TIMEOUT_SECS, HTTP_SESSION_IDLE_SECS, MAX_HTTP_BODY_BYTES, MAX_HTTP_CONNECTIONS,
+    MAX_HTTP_HEAD_BYTES,
+};
+use crate::reload::{self, Peers};
+use crate::server::SkillServer;
+use crate::snapshot::Snapshot;
+use access::Access;
+use door::Door;
+
+/// What the owner asked of the HTTP server.
+pub struct Options {
+    pub addr: SocketAddr,
+    pub token: Option<String>,
+    /// Names a request's `Host` or `Origin` may give beyond loopback's.
+    pub allow_hosts: Vec<String>,
+    /// Offer `skill_run` (HTTP-009).
+    pub allow_run: bool,
+}
+
+/// `--http ADDR`: `HOST:PORT`, `[V6]:PORT`, or a bare port on 127.0.0.1
+/// (HTTP-001).
+pub fn parse_addr(s: &str) -> Result<SocketAddr, String> {
+    if let Ok(port) = s.parse::<u16>() {
+        return Ok(SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port));
+    }
+    s.parse::<SocketAddr>().map_err(|_| {
+        format!(
+            "{s:?} is not an address to listen on; give IP:PORT (127.0.0.1:8080, [::1]:8080, 0.0.0.0:8080) or a \
+             bare port for 127.0.0.1"
+        )
+    })
+}
+
+/// Why serving over HTTP did not start or ended.
+#[derive(Debug)]
+pub enum Failed {
+    /// A non-loopback address without a token (HTTP-004).
+    NoToken(SocketAddr),
+    Bind(SocketAddr, std::io::Error),
+}
+
+impl std::fmt::Display for Failed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failed::NoToken(addr) => write!(
+                f,
+                "HTTP-004: refusing to listen on {addr} without authentication: anyone who can reach that \
+                 address could read every skill. Give a bearer token (--http-token-file PATH, or {}), or \
+                 listen on loopback (--http 127.0.0.1:{})",
+                access::TOKEN_VAR,
+                addr.port()
+            ),
+            Failed::Bind(addr, e) => write!(f, "HTTP-001: cannot listen on {addr}: {e}"),
+        }
+    }
+}
+
+/// Serves until SIGINT or SIGTERM. The snapshot is scanned by the caller,
+/// as for stdio.
+pub async fn serve(
+    config: Config,
+    snapshot: Snapshot,
+    options: Options,
+    watch: bool,
+    hangups: Option<tokio::signal::unix::Signal>,
+) -> Result<(), Failed> {
+    if !options.addr.ip().is_loopback() && options.token.is_none() {
+        return Err(Failed::NoToken(options.addr));
+    }
+    let listener = TcpListener::bind(options.addr)
+        .await
+        .map_err(|e| Failed::Bind(options.addr, e))?;
+    let bound = listener
+        .local_addr()
+        .map_err(|e| Failed::Bind(options.addr, e))?;
+
+    let peers = Arc::new(Peers::default());
+    let mut server = SkillServer::new(snapshot).with_peers(Arc::clone(&peers));
+    if !options.allow_run {
+        server = server.without_run();
+    }
+    let live = server.live();
+    let mut sessions = LocalSessionManager::default();
+    sessions.session_config.keep_alive = Some(Duration::from_secs(HTTP_SESSION_IDLE_SECS));
+    let sessions = Arc::new(sessions);
+    let rmcp = StreamableHttpService::new(
+        move || Ok(server.clone()),
+        Arc::clone(&sessions),
+        StreamableHttpServerConfig::default()
+            // Host and Origin are checked by the door, which says what to
+            // do about a refusal and knows the owner's names (HTTP-003).
+            .disable_allowed_hosts()
+            .disable_allowed_origins()
+            .with_json_response(true)
+            .with_max_request_body_bytes(MAX_HTTP_BODY_BYTES),
+    );
+    let access = Access::new(bound, &options.allow_hosts, options.token.as_deref());
+    tracing::info!(hosts = ?access.hosts(), token = options.token.is_some(), run = options.allow_run, "serving over HTTP");
+    let door = Arc::new(Door::new(access, rmcp, sessions, options.allow_run));
+    let _reloader = reload::start(live, config, peers, watch, hangups);
+    // Said whatever the log level: it is what a client connects to.
+    eprintln!("skill-mcp: listening on http://{bound}{}", door::PATH);
+
+    let connections = Arc::new(Semaphore::new(MAX_HTTP_CONNECTIONS));
+    let ended = ended();
+    tokio::pin!(ended);
+    loop {
+        let Ok(slot) = Arc::clone(&connections).acquire_owned().await else {
+            break;
+        };
+        let accepted = tokio::select! {
+            a = listener.accept() => a,
+            () = &mut ended => break,
+        };
+        let stream = match accepted {
+            Ok((stream, _)) => stream,
+            Err(e) => {
+                // Out of descriptors, most often: wait, then accept again.
+                tracing::warn!(error = %e, "could not accept a connection");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                continue;
+            }
+        };
+        let door = Arc::clone(&door);
+        tokio::spawn(async move {
+            let service = hyper::service::service_fn(move |req| {
+                let door = Arc::clone(&door);
+                async move { Ok::<_, Infallible>(door.handle(req).await) }
+            });
+            let served = http1::Builder::new()
+                .timer(TokioTimer::new())
+                .header_read_timeout(Duration::from_secs(HTTP_READ_TIMEOUT_SECS))
+                .max_buf_size(MAX_HTTP_HEAD_BYTES)
+                .serve_connection(TokioIo::new(stream), service)
+                .await;
+            if let Err(e) = served {
+                tracing::debug!(error = %e, "an HTTP connection ended with an error");
+            }
+            drop(slot);
+        });
+    }
+    Ok(())
+}
+
+/// Resolves on SIGINT or SIGTERM: the server stops accepting and ends.
+async fn ended() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let term = async {
+        match signal(SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        () = term => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_address_or_a_bare_port() {
+        assert_eq!(
+            parse_addr("8080"),
+            Ok("127.0.0.1:8080".parse().unwrap_or_else(|_| unreachable!()))
+        );
+        assert_eq!(parse_addr("0.0.0.0:1").map(|a| a.port()), Ok(1));
+        assert_eq!(
+            parse_addr("[::1]:9").map(|a| a.ip().is_loopback()),
+            Ok(true)
+        );
+        assert!(parse_addr("localhost:80").is_err());
+        assert!(parse_addr("99999").is_err());
+    }
+}

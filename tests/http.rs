@@ -1,0 +1,895 @@
+//! `skill-mcp --http` from the outside (spec HTTP-*): the built binary is
+//! started on a free port, and spoken to with hand-written HTTP/1.1 over a
+//! plain `TcpStream` — a request a connection (`Connection: close`), its
+//! answer read to the end — so what is checked is the bytes on the wire.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+const BIN: &str = env!("CARGO_BIN_EXE_skill-mcp");
+const TOKEN: &str = "a-test-token-0123456789";
+
+/// A server over HTTP, killed when dropped.
+struct Server {
+    child: Child,
+    port: u16,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A tree of one skill, `demo`, with a bundled file and a declared script.
+fn skills() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let skill = dir.path().join("demo");
+    std::fs::create_dir_all(skill.join("scripts")).expect("mkdir");
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\nname: demo\ndescription: A demo skill for the HTTP tests.\nmcp-host:\n  version: 1\n  run:\n    - script: scripts/hi.js\n      interpreter: node\n---\nRead notes.md.\n",
+    )
+    .expect("SKILL.md");
+    std::fs::write(skill.join("notes.md"), "the notes\n").expect("notes");
+    std::fs::write(
+        skill.join("scripts/hi.js"),
+        "if (process.argv[2]) require('fs').writeFileSync(process.argv[2], 'started');\n\
+         setTimeout(() => console.log('hi'), 2000)\n",
+    )
+    .expect("script");
+    dir
+}
+
+/// Starts `skill-mcp --http ADDR args…` and reads the port it prints.
+fn start(addr: &str, args: &[&str], env: &[(&str, &str)]) -> Server {
+    start_in(skills(), addr, args, env)
+}
+
+/// As [`start`], serving `dir`.
+fn start_in(dir: tempfile::TempDir, addr: &str, args: &[&str], env: &[(&str, &str)]) -> Server {
+    let mut cmd = Command::new(BIN);
+    cmd.arg("--http").arg(addr).args(args);
+    cmd.env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("SKILLS_DIR", dir.path());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the server starts");
+    let stderr = child.stderr.take().expect("stderr piped");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if let Some(at) = line.find("listening on http://") {
+                let _ = tx.send(line[at + "listening on http://".len()..].to_owned());
+            }
+        }
+    });
+    let at = rx
+        .recv_timeout(Duration::from_secs(30))
+        .expect("the server says where it listens");
+    let port = at
+        .split('/')
+        .next()
+        .and_then(|a| a.rsplit(':').next())
+        .and_then(|p| p.parse().ok())
+        .expect("a port");
+    Server {
+        child,
+        port,
+        _dir: dir,
+    }
+}
+
+/// One HTTP answer.
+#[derive(Debug)]
+struct Answer {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: String,
+}
+
+impl Answer {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The JSON-RPC message the body carries: the body itself, or the
+    /// last `data:` event of an SSE stream.
+    fn json(&self) -> Value {
+        if self
+            .header("content-type")
+            .is_some_and(|t| t.starts_with("text/event-stream"))
+        {
+            let data = self
+                .body
+                .lines()
+                .filter_map(|l| l.strip_prefix("data:"))
+                .map(str::trim)
+                .rfind(|d| d.starts_with('{'))
+                .unwrap_or_else(|| panic!("no JSON event in {self:?}"));
+            serde_json::from_str(data).expect("an event of JSON")
+        } else {
+            serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("{e}: {self:?}"))
+        }
+    }
+}
+
+fn raw(port: u16, request: &[u8]) -> Answer {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(30)))
+        .expect("timeout");
+    s.write_all(request).expect("send");
+    let mut bytes = Vec::new();
+    s.read_to_end(&mut bytes).expect("read the answer");
+    parse(&bytes)
+}
+
+fn parse(bytes: &[u8]) -> Answer {
+    let text = String::from_utf8_lossy(bytes);
+    let (head, body) = text
+        .split_once("\r\n\r\n")
+        .unwrap_or_else(|| panic!("no HTTP answer: {text:?}"));
+    let mut lines = head.split("\r\n");
+    let status = lines
+        .next()
+        .and_then(|l| l.split(' ').nth(1))
+        .and_then(|s| s.parse().ok())
+        .expect("a status line");
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_owned(), v.trim().to_owned()))
+        .collect();
+    let chunked = headers
+        .iter()
+        .any(|(k, v)| k.eq_ignore_ascii_case("transfer-encoding") && v.contains("chunked"));
+    let body = if chunked {
+        unchunk(body)
+    } else {
+        body.to_owned()
+    };
+    Answer {
+        status,
+        headers,
+        body,
+    }
+}
+
+fn unchunk(mut s: &str) -> String {
+    let mut out = String::new();
+    while let Some((size, rest)) = s.split_once("\r\n") {
+        let Ok(n) = usize::from_str_radix(size.trim(), 16) else {
+            break;
+        };
+        if n == 0 || rest.len() < n {
+            break;
+        }
+        out.push_str(&rest[..n]);
+        s = rest[n..].trim_start_matches("\r\n");
+    }
+    out
+}
+
+/// POSTs `body` to /mcp with the headers a Streamable HTTP client sends,
+/// plus `extra`.
+fn post(port: u16, body: &str, extra: &[(&str, &str)]) -> Answer {
+    let mut req = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nConnection: close\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    for (k, v) in extra {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    req.push_str("\r\n");
+    req.push_str(body);
+    raw(port, req.as_bytes())
+}
+
+fn rpc(id: u64, method: &str, params: Value) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string()
+}
+
+fn initialize(port: u16, extra: &[(&str, &str)]) -> String {
+    let a = post(
+        port,
+        &rpc(
+            1,
+            "initialize",
+            json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "tests", "version": "0"}}),
+        ),
+        extra,
+    );
+    assert_eq!(a.status, 200, "{a:?}");
+    assert_eq!(
+        a.json()["result"]["serverInfo"]["name"],
+        "skill-mcp",
+        "{a:?}"
+    );
+    let session = a.header("mcp-session-id").expect("a session id").to_owned();
+    let mut with = extra.to_vec();
+    with.push(("Mcp-Session-Id", &session));
+    let n = post(
+        port,
+        &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string(),
+        &with,
+    );
+    assert_eq!(n.status, 202, "{n:?}");
+    session
+}
+
+fn tool_names(list: &Value) -> Vec<&str> {
+    list["result"]["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no tools: {list}"))
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect()
+}
+
+#[test]
+fn a_session_lists_loads_and_reads_as_stdio_does() {
+    let s = start("127.0.0.1:0", &[], &[]);
+    let session = initialize(s.port, &[]);
+    let h = [("Mcp-Session-Id", session.as_str())];
+
+    let tools = post(s.port, &rpc(2, "tools/list", json!({})), &h).json();
+    let names = tool_names(&tools);
+    for t in ["skill_list", "skill_load", "skill_file"] {
+        assert!(names.contains(&t), "{t} missing: {names:?}");
+    }
+    // HTTP-009: no runs over HTTP unless the owner turns them on.
+    assert!(!names.contains(&"skill_run"), "{names:?}");
+
+    let list = post(
+        s.port,
+        &rpc(
+            3,
+            "tools/call",
+            json!({"name": "skill_list", "arguments": {}}),
+        ),
+        &h,
+    )
+    .json();
+    let skills = &list["result"]["structuredContent"]["skills"];
+    assert_eq!(skills[0]["name"], "demo", "{list}");
+
+    let read = post(
+        s.port,
+        &rpc(4, "resources/read", json!({"uri": "skill://demo/notes.md"})),
+        &h,
+    )
+    .json();
+    assert_eq!(
+        read["result"]["contents"][0]["text"], "the notes\n",
+        "{read}"
+    );
+
+    let prompts = post(s.port, &rpc(7, "prompts/list", json!({})), &h).json();
+    assert!(
+        prompts["result"]["prompts"].to_string().contains("demo"),
+        "{prompts}"
+    );
+
+    let skx = post(s.port, &rpc(5, "skills/list", json!({})), &h).json();
+    assert!(
+        skx["result"]["skills"].to_string().contains("demo"),
+        "{skx}"
+    );
+
+    // A call to skill_run is refused naming the rule, not as an unknown tool.
+    let run = post(
+        s.port,
+        &rpc(
+            6,
+            "tools/call",
+            json!({"name": "skill_run", "arguments": {"name": "demo", "script": "scripts/hi.js", "args": []}}),
+        ),
+        &h,
+    )
+    .json();
+    assert_eq!(run["id"], 6, "{run}");
+    let why = run["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        why.contains("HTTP-009") && why.contains("--http-allow-run"),
+        "{run}"
+    );
+}
+
+#[test]
+fn the_owner_can_offer_runs() {
+    let s = start("127.0.0.1:0", &["--http-allow-run"], &[]);
+    let session = initialize(s.port, &[]);
+    let tools = post(
+        s.port,
+        &rpc(2, "tools/list", json!({})),
+        &[("Mcp-Session-Id", &session)],
+    )
+    .json();
+    assert!(tool_names(&tools).contains(&"skill_run"), "{tools}");
+
+    // A run of two seconds holds its id; the same id again in the same
+    // session is refused while it runs, and free once it has answered.
+    let port = s.port;
+    let sid = session.clone();
+    let started = s._dir.path().join("started");
+    let call = rpc(
+        5,
+        "tools/call",
+        json!({"name": "skill_run", "arguments": {
+            "name": "demo", "script": "scripts/hi.js", "confirm": true,
+            "args": [started.to_string_lossy()]
+        }}),
+    );
+    let run = std::thread::spawn(move || post(port, &call, &[("Mcp-Session-Id", &sid)]));
+    let h = [("Mcp-Session-Id", session.as_str())];
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !started.exists() {
+        if run.is_finished() || Instant::now() > deadline {
+            panic!("the run never started: {:?}", run.join().map(|a| a.body));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let again = post(s.port, &rpc(5, "tools/list", json!({})), &h);
+    assert_eq!(again.status, 400, "{again:?}");
+    let v = again.json();
+    assert_eq!(v["id"], 5, "{v}");
+    assert!(
+        v["error"]["message"].to_string().contains("HTTP-007"),
+        "{v}"
+    );
+    let ran = run.join().expect("the run's request").json();
+    assert_eq!(ran["id"], 5, "{ran}");
+    assert!(ran.to_string().contains("hi"), "{ran}");
+    let free = post(s.port, &rpc(5, "tools/list", json!({})), &h);
+    assert_eq!(free.status, 200, "{free:?}");
+}
+
+#[test]
+fn a_2026_07_28_request_needs_no_session() {
+    // A bare port listens on 127.0.0.1 (port 0: a free one).
+    let s = start("0", &[], &[]);
+    let meta = json!({"_meta": {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {}
+    }});
+    let a = post(
+        s.port,
+        &rpc(7, "tools/list", meta),
+        &[
+            ("MCP-Protocol-Version", "2026-07-28"),
+            ("Mcp-Method", "tools/list"),
+        ],
+    );
+    assert_eq!(a.status, 200, "{a:?}");
+    assert!(a.header("mcp-session-id").is_none(), "{a:?}");
+    let v = a.json();
+    assert_eq!(v["id"], 7, "{v}");
+    assert!(tool_names(&v).contains(&"skill_list"), "{v}");
+
+    // Neither a session nor _meta: refused, saying how to do either.
+    let b = post(s.port, &rpc(8, "tools/list", json!({})), &[]);
+    assert_eq!(b.status, 400, "{b:?}");
+    let why = b.json()["error"]["message"].to_string();
+    assert!(
+        why.contains("HTTP-002") && why.contains("Mcp-Session-Id"),
+        "{why}"
+    );
+}
+
+#[test]
+fn a_foreign_host_or_origin_is_forbidden_and_told_why() {
+    let s = start("127.0.0.1:0", &["--http-allow-host", "skills.example"], &[]);
+    let body = rpc(1, "ping", json!({}));
+    let req = |host: &str, origin: Option<&str>| {
+        let mut r = format!(
+            "POST /mcp HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nConnection: close\r\nContent-Length: {}\r\n",
+            body.len()
+        );
+        if let Some(o) = origin {
+            r.push_str(&format!("Origin: {o}\r\n"));
+        }
+        r.push_str("\r\n");
+        r.push_str(&body);
+        raw(s.port, r.as_bytes())
+    };
+    let a = req("attacker.example", None);
+    assert_eq!(a.status, 403, "{a:?}");
+    assert!(
+        a.body.contains("HTTP-003")
+            && a.body.contains("Host")
+            && a.body.contains("--http-allow-host"),
+        "{a:?}"
+    );
+    let b = req("127.0.0.1", Some("https://attacker.example"));
+    assert_eq!(b.status, 403, "{b:?}");
+    assert!(b.body.contains("Origin"), "{b:?}");
+    // A name the owner added passes, as Host and as Origin.
+    let c = req("skills.example", Some("https://skills.example"));
+    assert_ne!(c.status, 403, "{c:?}");
+}
+
+#[test]
+fn a_non_loopback_address_without_a_token_does_not_start() {
+    let dir = skills();
+    let out = Command::new(BIN)
+        .args(["--http", "0.0.0.0:0"])
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("SKILLS_DIR", dir.path())
+        .stdin(Stdio::null())
+        .output()
+        .expect("the server runs");
+    assert!(!out.status.success(), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("HTTP-004") && err.contains("--http-token-file"),
+        "{err}"
+    );
+    assert!(!err.contains("listening"), "{err}");
+
+    // A token that cannot be read is said before anything is bound.
+    let out = Command::new(BIN)
+        .args([
+            "--http",
+            "0.0.0.0:0",
+            "--http-token-file",
+            "/nonexistent/token",
+        ])
+        .env_clear()
+        .env("SKILLS_DIR", dir.path())
+        .stdin(Stdio::null())
+        .output()
+        .expect("the server runs");
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("HTTP-005") && err.contains("/nonexistent/token"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_token_is_required_of_every_request() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let file = dir.path().join("token");
+    std::fs::write(&file, format!("{TOKEN}\n")).expect("token file");
+    let file = file.to_string_lossy().into_owned();
+    let s = start("0.0.0.0:0", &["--http-token-file", &file], &[]);
+    let body = rpc(1, "ping", json!({}));
+
+    let none = post(s.port, &body, &[]);
+    assert_eq!(none.status, 401, "{none:?}");
+    assert!(
+        none.header("www-authenticate")
+            .is_some_and(|v| v.starts_with("Bearer")),
+        "{none:?}"
+    );
+    assert!(none.body.contains("HTTP-005"), "{none:?}");
+    let wrong = post(
+        s.port,
+        &body,
+        &[("Authorization", "Bearer a-test-token-0123456788")],
+    );
+    assert_eq!(wrong.status, 401, "{wrong:?}");
+
+    let bearer = format!("Bearer {TOKEN}");
+    let session = initialize(s.port, &[("Authorization", &bearer)]);
+    let tools = post(
+        s.port,
+        &rpc(2, "tools/list", json!({})),
+        &[("Authorization", &bearer), ("Mcp-Session-Id", &session)],
+    );
+    assert_eq!(tools.status, 200, "{tools:?}");
+    assert!(tool_names(&tools.json()).contains(&"skill_load"));
+}
+
+#[test]
+fn a_token_can_come_from_the_environment() {
+    let s = start("127.0.0.1:0", &[], &[("SKILL_MCP_HTTP_TOKEN", TOKEN)]);
+    let body = rpc(1, "ping", json!({}));
+    assert_eq!(post(s.port, &body, &[]).status, 401);
+    let bearer = format!("Bearer {TOKEN}");
+    initialize(s.port, &[("Authorization", &bearer)]);
+}
+
+#[test]
+fn bad_bodies_get_json_rpc_errors() {
+    let s = start("127.0.0.1:0", &[], &[]);
+    let a = post(s.port, "{not json", &[]);
+    assert_eq!(a.status, 400, "{a:?}");
+    let v = a.json();
+    assert_eq!(v["error"]["code"], -32700, "{v}");
+    assert!(v["id"].is_null(), "{v}");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("request body is not JSON")),
+        "{v}"
+    );
+
+    // An id rmcp could not carry back exactly is refused under itself.
+    let b = post(
+        s.port,
+        r#"{"jsonrpc":"2.0","id":1.5,"method":"tools/list","params":{}}"#,
+        &[],
+    );
+    assert_eq!(b.status, 400, "{b:?}");
+    assert!(
+        b.body.contains(r#""id":1.5"#) && b.body.contains("HTTP-006"),
+        "{b:?}"
+    );
+
+    // An MCP header longer than an excerpt is refused, not quoted back.
+    let long = "x".repeat(5_000);
+    let e = post(
+        s.port,
+        &rpc(3, "tools/list", json!({})),
+        &[("Mcp-Method", &long)],
+    );
+    assert_eq!(e.status, 400, "{e:?}");
+    assert!(e.body.contains("HTTP-006") && e.body.len() < 400, "{e:?}");
+
+    // A body announced past the limit is refused without being read.
+    let big = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nConnection: close\r\n\
+         Content-Length: {}\r\nExpect: 100-continue\r\n\r\n",
+        5 * 1024 * 1024
+    );
+    let c = raw(s.port, big.as_bytes());
+    assert_eq!(c.status, 413, "{c:?}");
+    assert!(
+        c.body.contains("HTTP-006") && c.body.contains("-32700"),
+        "{c:?}"
+    );
+
+    // A body streamed past the limit (no length given) is refused too.
+    let mut stream = TcpStream::connect(("127.0.0.1", s.port)).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .expect("timeout");
+    stream
+        .write_all(
+            b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+              Accept: application/json, text/event-stream\r\nConnection: close\r\n\
+              Transfer-Encoding: chunked\r\n\r\n",
+        )
+        .expect("headers");
+    let mut writer = stream.try_clone().expect("clone");
+    let feeder = std::thread::spawn(move || {
+        let chunk = vec![b' '; 64 * 1024];
+        for _ in 0..80 {
+            let mut c = format!("{:x}\r\n", chunk.len()).into_bytes();
+            c.extend_from_slice(&chunk);
+            c.extend_from_slice(b"\r\n");
+            if writer.write_all(&c).is_err() {
+                return;
+            }
+        }
+        let _ = writer.write_all(b"0\r\n\r\n");
+    });
+    let mut bytes = Vec::new();
+    let mut buf = [0u8; 8192];
+    // Read until the answer is whole or the server closes (it may reset
+    // the connection once it has answered).
+    while let Ok(n) = stream.read(&mut buf) {
+        if n == 0 {
+            break;
+        }
+        bytes.extend_from_slice(&buf[..n]);
+        if String::from_utf8_lossy(&bytes).contains("HTTP-006") {
+            break;
+        }
+    }
+    let _ = feeder.join();
+    let d = parse(&bytes);
+    assert_eq!(d.status, 413, "{d:?}");
+
+    // And the server goes on serving.
+    initialize(s.port, &[]);
+}
+
+/// `limit + 1` requests whose bodies never come, each on its own
+/// connection: they hold their slots until the read timeout. One more than
+/// the limit, so that once exactly one of them is refused (whichever it
+/// is), every one has been read and the limit is full, with no probe
+/// racing them.
+struct Held(Vec<TcpStream>);
+
+fn hold(port: u16, partial: &str, limit: usize) -> Held {
+    Held(
+        (0..=limit)
+            .map(|_| {
+                let mut c = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+                c.write_all(partial.as_bytes()).expect("send");
+                c
+            })
+            .collect(),
+    )
+}
+
+impl Held {
+    /// Exactly one held request was answered (refused): the limit is the
+    /// limit, not one more.
+    fn exactly_one_refused(&self) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let answered = self
+                .0
+                .iter()
+                .filter(|c| {
+                    c.set_nonblocking(true).expect("nonblocking");
+                    let mut b = [0u8; 64];
+                    let got = matches!((&**c).read(&mut b), Ok(n) if n > 0);
+                    assert!(
+                        !got || b.starts_with(b"HTTP/1.1 429") || b.starts_with(b"HTTP/1.1 503")
+                    );
+                    got
+                })
+                .count();
+            assert!(answered <= 1, "{answered} held requests were refused");
+            if answered == 1 {
+                return;
+            }
+            assert!(Instant::now() < deadline, "no held request was refused");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+#[test]
+fn a_session_holds_at_most_64_requests_in_flight() {
+    let s = start("127.0.0.1:0", &[], &[]);
+    let session = initialize(s.port, &[]);
+    // Requests whose bodies never come hold their slots (until the read
+    // timeout): 64 of them fill the session's.
+    let partial = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nMcp-Session-Id: {session}\r\n\
+         Content-Length: 100\r\n\r\n{{"
+    );
+    let held = hold(s.port, &partial, 64);
+    // One of the 65 refused means all were read and 64 hold their slots.
+    held.exactly_one_refused();
+    let refused = post(
+        s.port,
+        &rpc(9, "tools/list", json!({})),
+        &[("Mcp-Session-Id", &session)],
+    );
+    assert_eq!(refused.status, 429, "{refused:?}");
+    assert!(refused.body.contains("HTTP-007"), "{refused:?}");
+    drop(held);
+    // Freed when those requests go away.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let a = post(
+            s.port,
+            &rpc(10, "tools/list", json!({})),
+            &[("Mcp-Session-Id", &session)],
+        );
+        if a.status == 200 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "never freed: {a:?}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn the_help_names_the_http_options() {
+    let out = Command::new(BIN).arg("--help").output().expect("runs");
+    let help = String::from_utf8_lossy(&out.stdout);
+    for opt in [
+        "--http",
+        "--http-token-file",
+        "--http-allow-host",
+        "--http-allow-run",
+    ] {
+        assert!(help.contains(opt), "{opt}: {help}");
+    }
+}
+
+#[test]
+fn the_server_holds_at_most_128_requests_in_flight() {
+    let s = start("127.0.0.1:0", &[], &[]);
+    // Stateless requests whose bodies never come: 128 fill the server.
+    let partial = "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+                   Accept: application/json, text/event-stream\r\nContent-Length: 100\r\n\r\n{";
+    let held = hold(s.port, partial, 128);
+    held.exactly_one_refused();
+    let refused = post(s.port, &rpc(1, "initialize", json!({})), &[]);
+    assert_eq!(refused.status, 503, "{refused:?}");
+    assert_eq!(refused.header("retry-after"), Some("1"), "{refused:?}");
+    assert!(refused.body.contains("HTTP-007"), "{refused:?}");
+    drop(held);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while post(s.port, &rpc(1, "ping", json!({})), &[]).status == 503 {
+        assert!(Instant::now() < deadline, "slots never freed");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn open_sessions_are_capped() {
+    let s = start("127.0.0.1:0", &[], &[]);
+    let init = rpc(
+        1,
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "flood", "version": "0"}}),
+    );
+    let mut opened = 0;
+    let refused = loop {
+        let a = post(s.port, &init, &[]);
+        if a.status != 200 {
+            break a;
+        }
+        opened += 1;
+        assert!(opened <= 1_024, "a session past the cap of 1,024 opened");
+    };
+    assert_eq!(opened, 1_024, "{refused:?}");
+    assert_eq!(refused.status, 503, "{refused:?}");
+    let v = refused.json();
+    assert_eq!(v["id"], 1, "{v}");
+    assert!(
+        v["error"]["message"].to_string().contains("HTTP-008"),
+        "{v}"
+    );
+    // Requests that need no session are still served.
+    let meta = json!({"_meta": {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {}
+    }});
+    let a = post(
+        s.port,
+        &rpc(2, "tools/list", meta),
+        &[
+            ("MCP-Protocol-Version", "2026-07-28"),
+            ("Mcp-Method", "tools/list"),
+        ],
+    );
+    assert_eq!(a.status, 200, "{a:?}");
+}
+
+#[test]
+fn a_reload_reaches_sessions_and_later_requests() {
+    let s = start("127.0.0.1:0", &[], &[]);
+    let session = initialize(s.port, &[]);
+    // The session's own stream, where the server's notifications go.
+    let mut events = TcpStream::connect(("127.0.0.1", s.port)).expect("connect");
+    events
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .expect("timeout");
+    write!(
+        events,
+        "GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\
+         Mcp-Session-Id: {session}\r\n\r\n"
+    )
+    .expect("GET");
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !String::from_utf8_lossy(&seen).contains("\r\n\r\n") {
+        let n = events.read(&mut buf).expect("the stream opens");
+        assert!(n > 0, "the stream closed");
+        seen.extend_from_slice(&buf[..n]);
+    }
+    assert!(String::from_utf8_lossy(&seen).starts_with("HTTP/1.1 200"));
+
+    let skill = s._dir.path().join("added");
+    std::fs::create_dir(&skill).expect("mkdir");
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\nname: added\ndescription: Added after boot.\n---\nbody\n",
+    )
+    .expect("SKILL.md");
+    let hup = Command::new("kill")
+        .args(["-HUP", &s.child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(hup.success());
+
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !String::from_utf8_lossy(&seen).contains("notifications/resources/list_changed") {
+        assert!(
+            Instant::now() < deadline,
+            "no list_changed: {:?}",
+            String::from_utf8_lossy(&seen)
+        );
+        match events.read(&mut buf) {
+            Ok(0) => panic!("the stream closed: {:?}", String::from_utf8_lossy(&seen)),
+            Ok(n) => seen.extend_from_slice(&buf[..n]),
+            Err(e) => panic!("{e}: {:?}", String::from_utf8_lossy(&seen)),
+        }
+    }
+    let list = post(
+        s.port,
+        &rpc(
+            3,
+            "tools/call",
+            json!({"name": "skill_list", "arguments": {}}),
+        ),
+        &[("Mcp-Session-Id", &session)],
+    )
+    .json();
+    assert!(list.to_string().contains("\"added\""), "{list}");
+}
+
+#[test]
+fn sigterm_ends_the_server_with_status_0() {
+    let mut s = start("127.0.0.1:0", &[], &[]);
+    initialize(s.port, &[]);
+    let term = Command::new("kill")
+        .args(["-TERM", &s.child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(term.success());
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(st) = s.child.try_wait().expect("wait") {
+            break st;
+        }
+        assert!(Instant::now() < deadline, "still running after SIGTERM");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(status.code(), Some(0), "{status:?}");
+}
+
+#[test]
+fn the_token_variable_never_reaches_a_script() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let skill = dir.path().join("env");
+    std::fs::create_dir_all(&skill).expect("mkdir");
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\nname: env\ndescription: Prints its environment.\nmcp-host:\n  version: 1\n  run:\n    - script: env.js\n      interpreter: node\n      env: [GOOD, SKILL_MCP_HTTP_TOKEN]\n---\nbody\n",
+    )
+    .expect("SKILL.md");
+    std::fs::write(
+        skill.join("env.js"),
+        "console.log(JSON.stringify(process.env));\n",
+    )
+    .expect("env.js");
+    let s = start_in(
+        dir,
+        "127.0.0.1:0",
+        &["--http-allow-run"],
+        &[("SKILL_MCP_HTTP_TOKEN", TOKEN), ("GOOD", "g00d")],
+    );
+    let bearer = format!("Bearer {TOKEN}");
+    let session = initialize(s.port, &[("Authorization", &bearer)]);
+    let run = post(
+        s.port,
+        &rpc(
+            2,
+            "tools/call",
+            json!({"name": "skill_run", "arguments": {"name": "env", "script": "env.js", "confirm": true}}),
+        ),
+        &[("Authorization", &bearer), ("Mcp-Session-Id", &session)],
+    )
+    .json();
+    let out = run.to_string();
+    // The declared variable the owner set reaches the script; the token,
+    // though declared and set, does not.
+    assert!(out.contains("g00d"), "{out}");
+    assert!(!out.contains(TOKEN), "{out}");
+}
