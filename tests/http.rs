@@ -364,6 +364,55 @@ fn the_owner_can_offer_runs() {
     assert_eq!(free.status, 200, "{free:?}");
 }
 
+/// HTTP-011: under a 2026-07-28 header, a method that revision removed is
+/// 404 with -32601 (SEP-2575), saying why; under 2025-11-25 `initialize`
+/// still opens a session.
+#[test]
+fn a_method_2026_07_28_removed_is_404_under_its_header() {
+    let s = start("0", &[], &[]);
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {}
+    });
+    for (method, params) in [
+        (
+            "initialize",
+            json!({"protocolVersion": "2026-07-28", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}, "_meta": meta}),
+        ),
+        // Params the method never had: refused for the method all the same.
+        ("initialize", json!({"_meta": meta})),
+        ("logging/setLevel", json!({"level": "info", "_meta": meta})),
+        (
+            "resources/subscribe",
+            json!({"uri": "skill://a/SKILL.md", "_meta": meta}),
+        ),
+        (
+            "resources/unsubscribe",
+            json!({"uri": "skill://a/SKILL.md", "_meta": meta}),
+        ),
+    ] {
+        let a = post(
+            s.port,
+            &rpc(9, method, params),
+            &[
+                ("MCP-Protocol-Version", "2026-07-28"),
+                ("Mcp-Method", method),
+            ],
+        );
+        assert_eq!(a.status, 404, "{method}: {a:?}");
+        let v = a.json();
+        assert_eq!(
+            (v["id"].clone(), v["error"]["code"].clone()),
+            (json!(9), json!(-32601)),
+            "{method}: {v}"
+        );
+        let why = v["error"]["message"].as_str().unwrap_or_default();
+        assert!(why.contains("HTTP-011") && why.contains(method), "{why}");
+    }
+    // The 2025-11-25 lifecycle is untouched.
+    initialize(s.port, &[]);
+}
+
 #[test]
 fn a_2026_07_28_request_needs_no_session() {
     // A bare port listens on 127.0.0.1 (port 0: a free one).

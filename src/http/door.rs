@@ -172,6 +172,11 @@ impl Door {
             Ok(b) => b,
             Err(a) => return *a,
         };
+        // Before the body is typed: a removed method's params need not
+        // be that method's (HTTP-011).
+        if let Some(a) = removed_in_2026(&parts.headers, &bytes) {
+            return a;
+        }
         let initialize = match message::read(&bytes) {
             Incoming::Refuse(r) => {
                 tracing::info!(code = r.code, message = %r.message, "refused an HTTP request");
@@ -310,6 +315,51 @@ impl Door {
         }
         Ok(())
     }
+}
+
+/// Methods the 2026-07-28 revision removed (SEP-2575): a request for one
+/// under that version's `MCP-Protocol-Version` header is HTTP 404 with
+/// -32601, as that revision says, rather than a lifecycle error (HTTP-011).
+const REMOVED_IN_2026: [&str; 4] = [
+    "initialize",
+    "logging/setLevel",
+    "resources/subscribe",
+    "resources/unsubscribe",
+];
+
+fn removed_in_2026(headers: &http::HeaderMap, body: &[u8]) -> Option<Answer> {
+    #[derive(serde::Deserialize)]
+    struct Head {
+        id: Option<Box<RawValue>>,
+        method: Option<String>,
+    }
+    if headers
+        .get("mcp-protocol-version")
+        .is_none_or(|v| v.as_bytes() != b"2026-07-28")
+    {
+        return None;
+    }
+    let head: Head = serde_json::from_slice(body).ok()?;
+    let method = head.method?;
+    if !REMOVED_IN_2026.contains(&method.as_str()) {
+        return None;
+    }
+    // Echoed only when it is an id (a string or a number) of bounded size.
+    let id = head.id.filter(|raw| {
+        let t = raw.get();
+        t.len() <= message::MAX_ID_BYTES
+            && t.starts_with(|c: char| c == '"' || c == '-' || c.is_ascii_digit())
+    });
+    Some(jsonrpc_error(
+        StatusCode::NOT_FOUND,
+        id.as_deref(),
+        -32601,
+        format!(
+            "Method not found: HTTP-011: {method} is not part of protocol 2026-07-28, which this request's \
+             MCP-Protocol-Version header names; a 2026-07-28 client needs no initialize (each request carries \
+             _meta), and a 2025-11-25 client sends MCP-Protocol-Version: 2025-11-25"
+        ),
+    ))
 }
 
 fn is_initialize(message: &ClientJsonRpcMessage) -> bool {
