@@ -287,3 +287,197 @@ fn a_copy_of_the_tree_at_another_path_is_another_catalog() {
     a.finish();
     b.finish();
 }
+
+/// Issue 29 §4, through a real load balancer: nginx round-robin over three
+/// `skill-mcp --http` replicas of one tree, each request a stateless
+/// 2026-07-28 POST, so every page may come from another replica. A full
+/// `skill_list` walk and a full `skills/list` walk hold every skill
+/// exactly once, and more than one replica served them. nginx is Debian's
+/// package (`.ci/run` installs it); without it this test fails, saying so.
+#[test]
+fn a_walk_through_nginx_over_three_replicas_holds_every_skill_once() {
+    use std::io::{BufRead, BufReader, Read, Write};
+    use std::net::{TcpListener, TcpStream};
+    use std::process::{Child, Command, Stdio};
+    use std::time::Duration;
+
+    struct Kill(Child);
+    impl Drop for Kill {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let nginx = ["/usr/sbin/nginx", "/usr/bin/nginx"]
+        .into_iter()
+        .find(|p| Path::new(p).is_file())
+        .expect("nginx is not installed: apt-get install nginx (.ci/run does)");
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("skills");
+    tree(&root, SKILLS);
+    // Three replicas, each telling the port it bound.
+    let mut replicas = Vec::new();
+    let mut ports = Vec::new();
+    for _ in 0..3 {
+        let mut child = Command::new(BIN)
+            .args(["--http", "127.0.0.1:0"])
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("SKILLS_DIR", &root)
+            .env("SKILL_MCP_ANSWER_BUDGET", BUDGET)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stderr = child.stderr.take().unwrap();
+        replicas.push(Kill(child));
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if let Some(at) = line.find("listening on http://127.0.0.1:") {
+                    let rest = &line[at + "listening on http://127.0.0.1:".len()..];
+                    let port: String = rest.chars().take_while(char::is_ascii_digit).collect();
+                    let _ = tx.send(port.parse::<u16>().unwrap_or(0));
+                }
+            }
+        });
+        ports.push(
+            rx.recv_timeout(Duration::from_secs(30))
+                .expect("a replica says where it listens"),
+        );
+    }
+    // nginx in the foreground, one process, everything under the tempdir.
+    let front = {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let d = dir.path().display();
+    let upstream: String = ports
+        .iter()
+        .map(|p| format!("server 127.0.0.1:{p};\n"))
+        .collect();
+    let conf = dir.path().join("nginx.conf");
+    std::fs::write(
+        &conf,
+        format!(
+            "daemon off;\nmaster_process off;\nerror_log {d}/error.log;\npid {d}/nginx.pid;\n\
+             events {{ worker_connections 64; }}\n\
+             http {{\n access_log off;\n client_body_temp_path {d}/body;\n proxy_temp_path {d}/proxy;\n\
+             fastcgi_temp_path {d}/fcgi;\n uwsgi_temp_path {d}/uwsgi;\n scgi_temp_path {d}/scgi;\n\
+             upstream replicas {{\n{upstream}}}\n\
+             server {{\n listen 127.0.0.1:{front};\n location / {{\n proxy_pass http://replicas;\n\
+             proxy_http_version 1.1;\n proxy_set_header Connection \"\";\n proxy_set_header Host 127.0.0.1;\n\
+             proxy_buffering off;\n add_header X-Replica $upstream_addr always;\n }}\n }}\n}}\n"
+        ),
+    )
+    .unwrap();
+    let _nginx = Kill(
+        Command::new(nginx)
+            .arg("-c")
+            .arg(&conf)
+            .arg("-p")
+            .arg(dir.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let post = |rpc_method: &str, body: &str| -> (String, Value) {
+        // rmcp wants the tool's name in a header of its own for tools/call.
+        let name = if rpc_method == "tools/call" {
+            "Mcp-Name: skill_list\r\n"
+        } else {
+            ""
+        };
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        let mut s = loop {
+            match TcpStream::connect(("127.0.0.1", front)) {
+                Ok(s) => break s,
+                Err(e) if std::time::Instant::now() < deadline => {
+                    let _ = e;
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                Err(e) => panic!("nginx does not listen: {e}"),
+            }
+        };
+        s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        write!(
+            s,
+            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{front}\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n\
+             Mcp-Method: {rpc_method}\r\n{name}Connection: close\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let mut bytes = Vec::new();
+        s.read_to_end(&mut bytes).unwrap();
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        let (head, rest) = text
+            .split_once("\r\n\r\n")
+            .unwrap_or_else(|| panic!("{text}"));
+        assert!(head.starts_with("HTTP/1.1 200"), "{text}");
+        let replica = head
+            .lines()
+            .find_map(|l| l.strip_prefix("X-Replica: "))
+            .unwrap_or_default()
+            .to_owned();
+        // The JSON-RPC answer: the body, or its SSE data line (chunked
+        // framing or not, the line holding the object is whole).
+        let json = rest
+            .lines()
+            .map(|l| l.strip_prefix("data:").unwrap_or(l).trim())
+            .rfind(|l| l.starts_with('{'))
+            .unwrap_or_else(|| panic!("no JSON in {text}"));
+        (replica, serde_json::from_str(json).unwrap())
+    };
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {}
+    });
+    let mut served_by = std::collections::BTreeSet::new();
+    for method in ["skill_list", "skills/list"] {
+        let mut names = Vec::new();
+        let mut cursor: Option<String> = None;
+        for id in 1.. {
+            assert!(id < 2_000, "{method}: the walk does not end");
+            let body = if method == "skill_list" {
+                let mut args = json!({"limit": 7});
+                if let Some(c) = &cursor {
+                    args["cursor"] = json!(c);
+                }
+                json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                       "params": {"name": "skill_list", "arguments": args, "_meta": meta}})
+            } else {
+                let mut params = json!({"_meta": meta});
+                if let Some(c) = &cursor {
+                    params["cursor"] = json!(c);
+                }
+                json!({"jsonrpc": "2.0", "id": id, "method": "skills/list", "params": params})
+            };
+            let rpc_method = if method == "skill_list" {
+                "tools/call"
+            } else {
+                method
+            };
+            let (replica, v) = post(rpc_method, &body.to_string());
+            served_by.insert(replica);
+            let result = if method == "skill_list" {
+                v["result"]["structuredContent"].clone()
+            } else {
+                v["result"].clone()
+            };
+            assert!(v["error"].is_null() && !result.is_null(), "{method}: {v}");
+            names.extend(names_of(method, &result));
+            cursor = result["nextCursor"].as_str().map(str::to_owned);
+            if cursor.is_none() {
+                break;
+            }
+        }
+        assert_eq!(names, all_names(SKILLS), "{method} through nginx");
+    }
+    assert!(
+        served_by.len() >= 2,
+        "nginx sent every page to one replica: {served_by:?}"
+    );
+}
