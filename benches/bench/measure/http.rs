@@ -47,6 +47,24 @@ fn stateless(params: Value) -> Value {
     p
 }
 
+/// The SEP-2243 headers rmcp requires of a 2026-07-28 request: its
+/// method, and for tools/call and resources/read the name or URI.
+fn mcp_headers(method: &str, params: &Value) -> Vec<(&'static str, String)> {
+    let mut h = vec![
+        ("MCP-Protocol-Version", "2026-07-28".to_owned()),
+        ("Mcp-Method", method.to_owned()),
+    ];
+    let name = match method {
+        "tools/call" => params["name"].as_str(),
+        "resources/read" => params["uri"].as_str(),
+        _ => None,
+    };
+    if let Some(n) = name {
+        h.push(("Mcp-Name", n.to_owned()));
+    }
+    h
+}
+
 /// The three requests measured: (what, method, params).
 fn requests(skill: &str) -> Vec<(&'static str, &'static str, Value)> {
     vec![
@@ -142,6 +160,7 @@ fn post(
     path: &str,
     body: &str,
     session: Option<&str>,
+    extra: &[(&'static str, String)],
 ) -> Result<(u16, String, String), String> {
     let mut c = TcpStream::connect(host).map_err(|e| format!("connect {host}: {e}"))?;
     c.set_read_timeout(Some(Duration::from_secs(30))).ok();
@@ -154,6 +173,9 @@ fn post(
         req.push_str(&format!(
             "Mcp-Session-Id: {id}\r\nMCP-Protocol-Version: 2025-11-25\r\n"
         ));
+    }
+    for (k, v) in extra {
+        req.push_str(&format!("{k}: {v}\r\n"));
     }
     req.push_str("\r\n");
     req.push_str(body);
@@ -235,22 +257,22 @@ fn load(
     wrk: &Path,
     url: &str,
     body: &str,
+    headers: &[(&'static str, String)],
     clients: usize,
     secs: u64,
     dir: &Path,
 ) -> Result<Load, String> {
     let script = dir.join(format!("wrk-{clients}.lua"));
-    std::fs::write(
-        &script,
-        format!(
-            "wrk.method = \"POST\"\n\
-             wrk.body = [==[{body}]==]\n\
-             wrk.headers[\"Content-Type\"] = \"application/json\"\n\
-             wrk.headers[\"Accept\"] = \"application/json, text/event-stream\"\n\
-             wrk.headers[\"MCP-Protocol-Version\"] = \"2026-07-28\"\n"
-        ),
-    )
-    .map_err(|e| e.to_string())?;
+    let mut lua = format!(
+        "wrk.method = \"POST\"\n\
+         wrk.body = [==[{body}]==]\n\
+         wrk.headers[\"Content-Type\"] = \"application/json\"\n\
+         wrk.headers[\"Accept\"] = \"application/json, text/event-stream\"\n"
+    );
+    for (k, v) in headers {
+        lua.push_str(&format!("wrk.headers[\"{k}\"] = [==[{v}]==]\n"));
+    }
+    std::fs::write(&script, lua).map_err(|e| e.to_string())?;
     let out = Command::new(wrk)
         .arg(format!("-t{}", clients.min(2)))
         .arg(format!("-c{clients}"))
@@ -288,7 +310,8 @@ pub fn http(s: &Settings, t: &mut Table) {
     // fast is not a figure.
     for (what, method, params) in requests(&skill) {
         let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": stateless(params.clone())}).to_string();
-        match post(&server.host, &path, &body, None) {
+        let headers = mcp_headers(method, &params);
+        match post(&server.host, &path, &body, None, &headers) {
             Ok((200, _, reply))
                 if reply.contains("\"result\"") && !reply.contains("\"isError\":true") => {}
             Ok((status, _, reply)) => {
@@ -304,7 +327,15 @@ pub fn http(s: &Settings, t: &mut Table) {
             }
         }
         for clients in CLIENTS {
-            match load(&wrk, &server.url, &body, clients, secs, scratch.path()) {
+            match load(
+                &wrk,
+                &server.url,
+                &body,
+                &headers,
+                clients,
+                secs,
+                scratch.path(),
+            ) {
                 Ok(l) => {
                     let judged = what.starts_with("resources/read") && clients == 64;
                     let name = format!(
@@ -362,7 +393,7 @@ fn sessions(server: &HttpServer, path: &str, size: &str, t: &mut Table) {
     let mut open = 0;
     let mut refused = String::new();
     for _ in 0..SESSIONS {
-        match post(&server.host, path, &init, None) {
+        match post(&server.host, path, &init, None, &[]) {
             Ok((200, head, _)) => {
                 let id = head.lines().find_map(|l| {
                     let (k, v) = l.split_once(':')?;
@@ -373,7 +404,7 @@ fn sessions(server: &HttpServer, path: &str, size: &str, t: &mut Table) {
                     refused = "an initialize answer carried no Mcp-Session-Id".into();
                     break;
                 };
-                let _ = post(&server.host, path, &initialized, Some(&id));
+                let _ = post(&server.host, path, &initialized, Some(&id), &[]);
                 open += 1;
             }
             Ok((status, _, body)) => {
