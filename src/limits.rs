@@ -183,6 +183,11 @@ pub const MAX_HTTP_CONNECTIONS: usize = 2_048;
 /// body (HTTP-008): a client that trickles bytes holds no slot for longer.
 pub const HTTP_READ_TIMEOUT_SECS: u64 = 30;
 
+/// How long an answer may wait for a client that reads none of it
+/// (HTTP-008): past it the connection is closed, so an answer nobody reads
+/// does not hold its memory for as long as the client keeps the socket.
+pub const HTTP_WRITE_TIMEOUT_SECS: u64 = 30;
+
 /// Largest buffer a connection reads into (HTTP-006), which bounds a
 /// request's headers: past it hyper answers 431.
 pub const MAX_HTTP_HEAD_BYTES: usize = 64 * 1024;

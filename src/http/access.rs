@@ -72,6 +72,15 @@ impl Access {
     }
 
     fn check_host(&self, headers: &HeaderMap) -> Result<(), Refused> {
+        // RFC 9112 §3.2: a request with more than one Host is refused (400);
+        // reading only the first would let a second name slip past.
+        if headers.get_all(header::HOST).iter().count() > 1 {
+            return Err(Refused {
+                status: StatusCode::BAD_REQUEST,
+                message: "HTTP-003: the request has more than one Host header; send exactly one"
+                    .to_owned(),
+            });
+        }
         let host = headers
             .get(header::HOST)
             .and_then(|v| v.to_str().ok())
@@ -194,13 +203,22 @@ pub fn token(file: Option<&Path>, var: Option<&OsStr>) -> Result<Option<String>,
             .ok_or_else(|| format!("HTTP-005: {TOKEN_VAR} is not UTF-8; set it to the token"))?
             .to_owned(),
     };
-    let token = text.trim_end_matches(['\n', '\r']);
-    if token.len() < MIN_HTTP_TOKEN_BYTES
-        || token.chars().any(|c| c.is_whitespace() || c.is_control())
-    {
+    // The first line: what follows (a comment, a line an editor added) is
+    // not the token; a trailing newline or CR is not part of it.
+    let token = text.lines().next().unwrap_or("").trim_end_matches('\r');
+    // Printable ASCII only: a header carries nothing else as a token, so a
+    // byte-order mark or an accented letter would start a server no client
+    // could ever authenticate to.
+    if token.len() < MIN_HTTP_TOKEN_BYTES || !token.bytes().all(|b| b.is_ascii_graphic()) {
+        let odd = token
+            .chars()
+            .find(|c| !c.is_ascii_graphic())
+            .map(|c| format!("; it holds U+{:04X}", u32::from(c)))
+            .unwrap_or_default();
         return Err(format!(
-            "HTTP-005: the bearer token must be at least {MIN_HTTP_TOKEN_BYTES} bytes with no spaces or control \
-             characters (this one is {} bytes); make one with `openssl rand -hex 32`",
+            "HTTP-005: the bearer token (the first line of the file) must be at least {MIN_HTTP_TOKEN_BYTES} \
+             printable ASCII characters with no spaces (this one is {} bytes{odd}); make one with \
+             `openssl rand -hex 32`",
             token.len()
         ));
     }

@@ -104,6 +104,29 @@ impl Door {
                 ),
             );
         }
+        // A session id is visible ASCII (rmcp hands out UUIDs): one that is
+        // not names no session, and rmcp, unable to read it, would treat
+        // the request as sessionless and open a new session past the cap
+        // the door counts (HTTP-008).
+        if let Some(v) = req.headers().get("mcp-session-id") {
+            let known = match v.to_str() {
+                Ok(id) if !id.is_empty() && id.bytes().all(|b| b.is_ascii_graphic()) => {
+                    // DELETE of a session that is gone is 404, as every other
+                    // request naming it is (rmcp answers 202 to any).
+                    req.method() != Method::DELETE
+                        || self.sessions.sessions.read().await.contains_key(id)
+                }
+                _ => false,
+            };
+            if !known {
+                return text(
+                    StatusCode::NOT_FOUND,
+                    "HTTP-008: the Mcp-Session-Id header names no open session of this server; send \
+                     initialize without one to open a new session"
+                        .to_owned(),
+                );
+            }
+        }
         if req.method() != Method::POST {
             // GET (a session's stream) and DELETE (its end) carry no body
             // and no request: rmcp answers them as they are.
@@ -374,7 +397,11 @@ fn rmcp_holds(id: &ClientId) -> bool {
         IdKey::Text(_) => true,
         IdKey::Whole(_) => {
             let raw = id.raw.get();
-            raw.bytes().all(|b| b.is_ascii_digit() || b == b'-') && raw.parse::<i64>().is_ok()
+            // `-0` parses, but rmcp would answer it as `0`: an id the
+            // client did not send (as `7.0` would be `7`).
+            raw != "-0"
+                && raw.bytes().all(|b| b.is_ascii_digit() || b == b'-')
+                && raw.parse::<i64>().is_ok()
         }
         IdKey::Fraction(_) => false,
     }

@@ -26,8 +26,8 @@ use tokio::sync::Semaphore;
 
 use crate::config::Config;
 use crate::limits::{
-    HTTP_READ_TIMEOUT_SECS, HTTP_SESSION_IDLE_SECS, MAX_HTTP_BODY_BYTES, MAX_HTTP_CONNECTIONS,
-    MAX_HTTP_HEAD_BYTES,
+    HTTP_READ_TIMEOUT_SECS, HTTP_SESSION_IDLE_SECS, HTTP_WRITE_TIMEOUT_SECS, MAX_HTTP_BODY_BYTES,
+    MAX_HTTP_CONNECTIONS, MAX_HTTP_HEAD_BYTES,
 };
 use crate::reload::{self, Peers};
 use crate::server::SkillServer;
@@ -149,6 +149,10 @@ pub async fn serve(
                 continue;
             }
         };
+        // A write that makes no progress for HTTP_WRITE_TIMEOUT_SECS ends
+        // the connection (tokio-io-timeout; hyper has no write timeout).
+        let mut stream = tokio_io_timeout::TimeoutStream::new(stream);
+        stream.set_write_timeout(Some(Duration::from_secs(HTTP_WRITE_TIMEOUT_SECS)));
         let door = Arc::clone(&door);
         tokio::spawn(async move {
             let service = hyper::service::service_fn(move |req| {
@@ -159,7 +163,7 @@ pub async fn serve(
                 .timer(TokioTimer::new())
                 .header_read_timeout(Duration::from_secs(HTTP_READ_TIMEOUT_SECS))
                 .max_buf_size(MAX_HTTP_HEAD_BYTES)
-                .serve_connection(TokioIo::new(stream), service)
+                .serve_connection(TokioIo::new(Box::pin(stream)), service)
                 .await;
             if let Err(e) = served {
                 tracing::debug!(error = %e, "an HTTP connection ended with an error");
