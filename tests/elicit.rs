@@ -74,6 +74,16 @@ fn answer(s: &mut Session, req: &Value, action: &str) -> Value {
 fn accept_runs_exactly_the_plan_shown() {
     let (root, marker) = tree();
     let mut s = session(root.path(), &[], json!({"elicitation": {}}));
+    // A preview never asks: its answer is the next line.
+    let mut preview = run_args(&marker);
+    preview["arguments"]["confirm"] = json!(false);
+    let pid = s.send_request("tools/call", preview);
+    let first: Value = serde_json::from_str(&s.next_line()).expect("JSON");
+    assert_eq!(first["id"], pid, "{first}");
+    assert_eq!(
+        first["result"]["structuredContent"]["dryRun"], true,
+        "{first}"
+    );
     let (req, id) = asked(&mut s, &marker);
     let message = req["params"]["message"].as_str().expect("a message");
     let real = std::fs::canonicalize(root.path().join("m")).expect("real dir");

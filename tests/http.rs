@@ -1050,17 +1050,29 @@ fn the_token_variable_never_reaches_a_script() {
         &[("SKILL_MCP_HTTP_TOKEN", TOKEN), ("GOOD", "g00d")],
     );
     let bearer = format!("Bearer {TOKEN}");
-    let session = initialize(s.port, &[("Authorization", &bearer)]);
-    let run = post(
+    let auth = [("Authorization", bearer.as_str())];
+    let session = initialize_declaring(s.port, &auth, json!({"elicitation": {}}));
+    let h = [auth[0], ("Mcp-Session-Id", session.as_str())];
+    let call = rpc(
+        2,
+        "tools/call",
+        json!({"name": "skill_run", "arguments": {"name": "env", "script": "env.js", "confirm": true}}),
+    );
+    let mut stream = open_post(s.port, &call, &h);
+    let mut got = Vec::new();
+    let ask = event_with(&mut stream, &mut got, "elicitation/create");
+    // The prompt names the token's variable, never its value.
+    assert!(!ask.to_string().contains(TOKEN), "{ask}");
+    let accepted = post(
         s.port,
-        &rpc(
-            2,
-            "tools/call",
-            json!({"name": "skill_run", "arguments": {"name": "env", "script": "env.js", "confirm": true}}),
-        ),
-        &[("Authorization", &bearer), ("Mcp-Session-Id", &session)],
-    )
-    .json();
+        &json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"action": "accept"}}).to_string(),
+        &h,
+    );
+    assert_eq!(accepted.status, 202, "{accepted:?}");
+    stream
+        .read_to_end(&mut got)
+        .expect("the rest of the run's stream");
+    let run = parse(&got).json();
     let out = run.to_string();
     // The declared variable the owner set reaches the script; the token,
     // though declared and set, does not.
