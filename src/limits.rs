@@ -195,3 +195,9 @@ pub const MAX_HTTP_HEAD_BYTES: usize = 64 * 1024;
 /// Shortest bearer token accepted (HTTP-005): 16 bytes of a random token
 /// is past guessing; a shorter one is a password.
 pub const MIN_HTTP_TOKEN_BYTES: usize = 16;
+
+/// How long a confirmed `skill_run` waits for the human's answer to its
+/// elicitation (RUN-028): long enough to read a plan and decide, short
+/// enough that an unanswered prompt does not hold the call for ever. Past
+/// it nothing runs and the call says so.
+pub const ELICIT_TIMEOUT_SECS: u64 = 120;

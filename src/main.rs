@@ -10,7 +10,7 @@ use clap::{Args, CommandFactory, Parser, Subcommand};
 use rmcp::ServiceExt;
 use skill_mcp::check;
 use skill_mcp::config::{self, Config};
-use skill_mcp::server::SkillServer;
+use skill_mcp::server::{Elicit, SkillServer};
 use skill_mcp::snapshot::Snapshot;
 use skill_mcp::{http, reload, transport};
 
@@ -54,6 +54,11 @@ struct ServeArgs {
     /// URL could run scripts).
     #[arg(long, requires = "http")]
     http_allow_run: bool,
+    /// Never ask the user to approve a run through MCP elicitation, even
+    /// when the client can be asked: for hosts whose own permission prompt
+    /// already shows the call (stdio only; confirm: true still gates).
+    #[arg(long, conflicts_with = "http")]
+    no_elicit: bool,
 }
 
 impl ServeArgs {
@@ -67,6 +72,7 @@ impl ServeArgs {
             http_token_file: self.http_token_file.or(top.http_token_file),
             http_allow_host: allow_host,
             http_allow_run: self.http_allow_run || top.http_allow_run,
+            no_elicit: self.no_elicit || top.no_elicit,
         }
     }
 
@@ -76,6 +82,7 @@ impl ServeArgs {
             || self.http_token_file.is_some()
             || !self.http_allow_host.is_empty()
             || self.http_allow_run
+            || self.no_elicit
     }
 }
 
@@ -281,6 +288,11 @@ fn serve_blocking(mut config: Config, args: ServeArgs) -> ExitCode {
     };
     harden_for_serving();
     let watch = args.watch;
+    let elicit = if args.no_elicit {
+        Elicit::Off
+    } else {
+        Elicit::WhenDeclared
+    };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         // File work (reads, digests, a rescan) runs on the blocking pool.
@@ -300,7 +312,7 @@ fn serve_blocking(mut config: Config, args: ServeArgs) -> ExitCode {
         }
     };
     match http {
-        None => runtime.block_on(serve(config, watch)),
+        None => runtime.block_on(serve(config, watch, elicit)),
         Some(options) => runtime.block_on(serve_http(config, options, watch)),
     }
 }
@@ -331,12 +343,12 @@ fn boot(config: &Config) -> Snapshot {
     snapshot
 }
 
-async fn serve(config: Config, watch: bool) -> ExitCode {
+async fn serve(config: Config, watch: bool, elicit: Elicit) -> ExitCode {
     let hangups = reload::listen_for_hangup();
     let watch = watch || config.watch;
     let snapshot = boot(&config);
     let (hangup_tx, hangup_rx) = tokio::sync::watch::channel(false);
-    let server = SkillServer::with_hangup(snapshot, hangup_rx);
+    let server = SkillServer::with_hangup(snapshot, hangup_rx).with_elicit(elicit);
     let live = server.live();
     // Every client line passes the guard before rmcp sees it (spec WIRE-*).
     let versions = rmcp::ServerHandler::supported_protocol_versions(&server).into_owned();

@@ -210,12 +210,17 @@ fn rpc(id: u64, method: &str, params: Value) -> String {
 }
 
 fn initialize(port: u16, extra: &[(&str, &str)]) -> String {
+    initialize_declaring(port, extra, json!({}))
+}
+
+/// As [`initialize`], declaring `capabilities`.
+fn initialize_declaring(port: u16, extra: &[(&str, &str)], capabilities: Value) -> String {
     let a = post(
         port,
         &rpc(
             1,
             "initialize",
-            json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "tests", "version": "0"}}),
+            json!({"protocolVersion": "2025-11-25", "capabilities": capabilities, "clientInfo": {"name": "tests", "version": "0"}}),
         ),
         extra,
     );
@@ -315,22 +320,13 @@ fn a_session_lists_loads_and_reads_as_stdio_does() {
     );
 }
 
+/// HTTP-009 with RUN-028: `--http-allow-run` offers skill_run, and every
+/// confirmed run is a human's to approve through elicitation — a session
+/// that did not declare it is refused and nothing starts; one that did is
+/// sent the plan on the POST's SSE stream and runs once it accepts.
 #[test]
 fn the_owner_can_offer_runs() {
     let s = start("127.0.0.1:0", &["--http-allow-run"], &[]);
-    let session = initialize(s.port, &[]);
-    let tools = post(
-        s.port,
-        &rpc(2, "tools/list", json!({})),
-        &[("Mcp-Session-Id", &session)],
-    )
-    .json();
-    assert!(tool_names(&tools).contains(&"skill_run"), "{tools}");
-
-    // A run of two seconds holds its id; the same id again in the same
-    // session is refused while it runs, and free once it has answered.
-    let port = s.port;
-    let sid = session.clone();
     let started = s._dir.path().join("started");
     let call = rpc(
         5,
@@ -340,13 +336,76 @@ fn the_owner_can_offer_runs() {
             "args": [started.to_string_lossy()]
         }}),
     );
-    let run = std::thread::spawn(move || post(port, &call, &[("Mcp-Session-Id", &sid)]));
+
+    // No elicitation declared: refused, naming the rule, nothing started.
+    let mute = initialize(s.port, &[]);
+    let tools = post(
+        s.port,
+        &rpc(2, "tools/list", json!({})),
+        &[("Mcp-Session-Id", &mute)],
+    )
+    .json();
+    assert!(tool_names(&tools).contains(&"skill_run"), "{tools}");
+    let refused = post(s.port, &call, &[("Mcp-Session-Id", &mute)]).json();
+    assert_eq!(refused["result"]["isError"], true, "{refused}");
+    let why = refused["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        why.contains("HTTP-009")
+            && why.contains("elicitation")
+            && why.contains("Nothing was started"),
+        "{refused}"
+    );
+    // A 2026-07-28 request cannot carry a server-to-client request.
+    let stateless = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {
+        "name": "skill_run",
+        "arguments": {"name": "demo", "script": "scripts/hi.js", "confirm": true,
+            "args": [started.to_string_lossy()]},
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}
+        }
+    }});
+    let alone = post(
+        s.port,
+        &stateless.to_string(),
+        &[
+            ("MCP-Protocol-Version", "2026-07-28"),
+            ("Mcp-Method", "tools/call"),
+            ("Mcp-Name", "skill_run"),
+        ],
+    )
+    .json();
+    assert_eq!(alone["result"]["isError"], true, "{alone}");
+    assert!(alone.to_string().contains("HTTP-009"), "{alone}");
+    std::thread::sleep(Duration::from_millis(1000));
+    assert!(!started.exists(), "a run started without approval");
+
+    // Declared: the plan arrives on the call's own stream; accept runs it.
+    let session = initialize_declaring(s.port, &[], json!({"elicitation": {}}));
     let h = [("Mcp-Session-Id", session.as_str())];
+    let mut run = open_post(s.port, &call, &h);
+    let mut got = Vec::new();
+    let ask = event_with(&mut run, &mut got, "elicitation/create");
+    let message = ask["params"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("hi.js") && message.contains("interpreter: node"),
+        "{ask}"
+    );
+    assert!(!started.exists(), "ran before the user answered");
+    let accepted = post(
+        s.port,
+        &json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"action": "accept"}}).to_string(),
+        &h,
+    );
+    assert_eq!(accepted.status, 202, "{accepted:?}");
+
+    // The run of two seconds holds its id; the same id again in the same
+    // session is refused while it runs, and free once it has answered.
     let deadline = Instant::now() + Duration::from_secs(20);
     while !started.exists() {
-        if run.is_finished() || Instant::now() > deadline {
-            panic!("the run never started: {:?}", run.join().map(|a| a.body));
-        }
+        assert!(Instant::now() < deadline, "the run never started");
         std::thread::sleep(Duration::from_millis(20));
     }
     let again = post(s.port, &rpc(5, "tools/list", json!({})), &h);
@@ -357,11 +416,77 @@ fn the_owner_can_offer_runs() {
         v["error"]["message"].to_string().contains("HTTP-007"),
         "{v}"
     );
-    let ran = run.join().expect("the run's request").json();
+    run.read_to_end(&mut got)
+        .expect("the rest of the run's stream");
+    let ran = parse(&got).json();
     assert_eq!(ran["id"], 5, "{ran}");
     assert!(ran.to_string().contains("hi"), "{ran}");
     let free = post(s.port, &rpc(5, "tools/list", json!({})), &h);
     assert_eq!(free.status, 200, "{free:?}");
+
+    // Declined: nothing runs, and the answer says so.
+    std::fs::remove_file(&started).expect("remove the marker");
+    let mut run = open_post(s.port, &call, &h);
+    let mut got = Vec::new();
+    let ask = event_with(&mut run, &mut got, "elicitation/create");
+    post(
+        s.port,
+        &json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"action": "decline"}}).to_string(),
+        &h,
+    );
+    run.read_to_end(&mut got)
+        .expect("the rest of the run's stream");
+    let declined = parse(&got).json();
+    assert_eq!(
+        declined["result"]["structuredContent"]["dryRun"], true,
+        "{declined}"
+    );
+    assert!(declined.to_string().contains("RUN-028"), "{declined}");
+    std::thread::sleep(Duration::from_millis(1000));
+    assert!(!started.exists(), "a declined run started");
+}
+
+/// Sends a POST and returns its connection unread, for an SSE answer that
+/// carries a request of the server's before its end.
+fn open_post(port: u16, body: &str, extra: &[(&str, &str)]) -> TcpStream {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(30)))
+        .expect("timeout");
+    let mut req = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nConnection: close\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    for (k, v) in extra {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    req.push_str("\r\n");
+    req.push_str(body);
+    s.write_all(req.as_bytes()).expect("send");
+    s
+}
+
+/// Reads `s` into `got` until an SSE event whose JSON has `method`.
+fn event_with(s: &mut TcpStream, got: &mut Vec<u8>, method: &str) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut chunk = [0u8; 4096];
+    loop {
+        let text = String::from_utf8_lossy(got).into_owned();
+        if let Some((_, body)) = text.split_once("\r\n\r\n") {
+            let found = unchunk(body)
+                .lines()
+                .filter_map(|l| l.strip_prefix("data:"))
+                .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
+                .find(|v| v["method"] == method);
+            if let Some(v) = found {
+                return v;
+            }
+        }
+        assert!(Instant::now() < deadline, "no {method}: {text}");
+        let n = s.read(&mut chunk).expect("read the stream");
+        assert!(n > 0, "the stream ended without {method}: {text}");
+        got.extend_from_slice(&chunk[..n]);
+    }
 }
 
 /// HTTP-011: under a 2026-07-28 header, a method that revision removed is
@@ -925,17 +1050,29 @@ fn the_token_variable_never_reaches_a_script() {
         &[("SKILL_MCP_HTTP_TOKEN", TOKEN), ("GOOD", "g00d")],
     );
     let bearer = format!("Bearer {TOKEN}");
-    let session = initialize(s.port, &[("Authorization", &bearer)]);
-    let run = post(
+    let auth = [("Authorization", bearer.as_str())];
+    let session = initialize_declaring(s.port, &auth, json!({"elicitation": {}}));
+    let h = [auth[0], ("Mcp-Session-Id", session.as_str())];
+    let call = rpc(
+        2,
+        "tools/call",
+        json!({"name": "skill_run", "arguments": {"name": "env", "script": "env.js", "confirm": true}}),
+    );
+    let mut stream = open_post(s.port, &call, &h);
+    let mut got = Vec::new();
+    let ask = event_with(&mut stream, &mut got, "elicitation/create");
+    // The prompt names the token's variable, never its value.
+    assert!(!ask.to_string().contains(TOKEN), "{ask}");
+    let accepted = post(
         s.port,
-        &rpc(
-            2,
-            "tools/call",
-            json!({"name": "skill_run", "arguments": {"name": "env", "script": "env.js", "confirm": true}}),
-        ),
-        &[("Authorization", &bearer), ("Mcp-Session-Id", &session)],
-    )
-    .json();
+        &json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"action": "accept"}}).to_string(),
+        &h,
+    );
+    assert_eq!(accepted.status, 202, "{accepted:?}");
+    stream
+        .read_to_end(&mut got)
+        .expect("the rest of the run's stream");
+    let run = parse(&got).json();
     let out = run.to_string();
     // The declared variable the owner set reaches the script; the token,
     // though declared and set, does not.

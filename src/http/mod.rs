@@ -30,7 +30,7 @@ use crate::limits::{
     MAX_HTTP_CONNECTIONS, MAX_HTTP_HEAD_BYTES,
 };
 use crate::reload::{self, Peers};
-use crate::server::SkillServer;
+use crate::server::{Elicit, SkillServer};
 use crate::snapshot::Snapshot;
 use access::Access;
 use door::Door;
@@ -104,7 +104,10 @@ pub async fn serve(
 
     let peers = Arc::new(Peers::default());
     let mut server = SkillServer::new(snapshot).with_peers(Arc::clone(&peers));
-    if !options.allow_run {
+    if options.allow_run {
+        // Every run over HTTP is a human's to approve (HTTP-009, RUN-028).
+        server = server.with_elicit(Elicit::Required);
+    } else {
         server = server.without_run();
     }
     let live = server.live();

@@ -6,8 +6,11 @@
 //! arguments decode through `echo::Args`, so even a refusal worded by
 //! serde quotes no argument whole (HARD-005).
 
+mod approve;
 mod lists;
 mod skills;
+
+pub use approve::Elicit;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -40,6 +43,8 @@ pub struct SkillServer {
     /// Where a session's peer is kept for reload's notifications, when
     /// sessions come and go (HTTP-010).
     peers: Option<Arc<Peers>>,
+    /// When a confirmed run asks a human first (RUN-028).
+    elicit: Elicit,
 }
 
 impl SkillServer {
@@ -64,7 +69,14 @@ impl SkillServer {
             run_lock: Arc::new(RunLock::new(None)),
             tool_router: plain_schemas(Self::tool_router()),
             peers: None,
+            elicit: Elicit::WhenDeclared,
         }
+    }
+
+    /// When a confirmed run asks a human first (RUN-028, HTTP-009).
+    pub fn with_elicit(mut self, elicit: Elicit) -> SkillServer {
+        self.elicit = elicit;
+        self
     }
 
     /// Each session that initializes joins `peers`, so a reload reaches it.
@@ -253,7 +265,9 @@ impl SkillServer {
         };
         // The run drops its sender when it settles, so the forwarder ends
         // after the last tick is sent and before the reply is.
-        let (answer, ()) = tokio::join!(served.run(&self.run_lock, args, watch), forward);
+        let mode = self.elicit;
+        let ask = |plan| approve::approve(mode, &ctx, plan);
+        let (answer, ()) = tokio::join!(served.run(&self.run_lock, args, watch, ask), forward);
         answer.map(Json)
     }
 }

@@ -200,12 +200,22 @@ impl Snapshot {
     /// `skill_run` (spec RUN-*): the plan is made, and every refusal met,
     /// before the confirm gate; only `confirm: true` starts a process, and
     /// `watch` can end it early or hear how long it has run.
-    pub async fn run<C: std::future::Future<Output = ()>>(
+    /// `approve` sees the exact plan of a confirmed call before anything
+    /// starts (RUN-028): `Ok(None)` lets it run, `Ok(Some(note))` answers
+    /// with the plan and that note and starts nothing, `Err` is the call's
+    /// error and starts nothing.
+    pub async fn run<C, A, F>(
         &self,
         lock: &RunLock,
         args: RunArgs,
         watch: Watch<C>,
-    ) -> Result<RunAnswer, String> {
+        approve: A,
+    ) -> Result<RunAnswer, String>
+    where
+        C: std::future::Future<Output = ()>,
+        A: FnOnce(WillRun) -> F,
+        F: std::future::Future<Output = Result<Option<String>, String>>,
+    {
         let (skill, scripts) = self.skill(&args.name)?;
         let plan = run::plan(
             skill,
@@ -217,20 +227,29 @@ impl Snapshot {
             &args.args,
         )
         .map_err(|e| e.to_string())?;
+        let will_run = || WillRun {
+            skill: plan.skill.clone(),
+            script: plan.script.clone(),
+            interpreter: plan.interpreter.clone(),
+            argv: plan.argv.clone(),
+            cwd: plan.cwd.to_string_lossy().into_owned(),
+            timeout_ms: plan.timeout_ms,
+            env_names: plan.env_names.clone(),
+            env_not_set: plan.env_not_set.clone(),
+        };
         if args.confirm != Some(true) {
             return Ok(RunAnswer {
                 dry_run: true,
-                will_run: Some(WillRun {
-                    skill: plan.skill.clone(),
-                    script: plan.script.clone(),
-                    interpreter: plan.interpreter.clone(),
-                    argv: plan.argv.clone(),
-                    cwd: plan.cwd.to_string_lossy().into_owned(),
-                    timeout_ms: plan.timeout_ms,
-                    env_names: plan.env_names.clone(),
-                    env_not_set: plan.env_not_set.clone(),
-                }),
+                will_run: Some(will_run()),
                 note: Some(PREVIEW_NOTE.to_owned()),
+                result: None,
+            });
+        }
+        if let Some(note) = approve(will_run()).await? {
+            return Ok(RunAnswer {
+                dry_run: true,
+                will_run: Some(will_run()),
+                note: Some(note),
                 result: None,
             });
         }

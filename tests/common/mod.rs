@@ -38,6 +38,17 @@ impl Session {
     /// As `start_command`, with the server's stderr sent to `stderr` (a
     /// file, for a test of what the server logs).
     pub fn start_logging(cmd: Command, env: &[(&str, &str)], stderr: Stdio) -> Session {
+        Session::start_declaring(cmd, env, stderr, json!({}))
+    }
+
+    /// As `start_logging`, declaring `capabilities` at initialize (a client
+    /// that can be asked through elicitation, RUN-028).
+    pub fn start_declaring(
+        cmd: Command,
+        env: &[(&str, &str)],
+        stderr: Stdio,
+        capabilities: Value,
+    ) -> Session {
         let (child, stdin, lines) = spawn(cmd, env, stderr);
         let mut s = Session {
             child,
@@ -47,7 +58,7 @@ impl Session {
         };
         let init = s.request(
             "initialize",
-            json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "tests", "version": "0"}}),
+            json!({"protocolVersion": "2025-11-25", "capabilities": capabilities, "clientInfo": {"name": "tests", "version": "0"}}),
         );
         assert_eq!(init["result"]["serverInfo"]["name"], "skill-mcp", "{init}");
         s.notify("notifications/initialized", json!({}));

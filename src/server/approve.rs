@@ -1,0 +1,142 @@
+//! A human's approval of each confirmed run through MCP elicitation
+//! (spec RUN-028, HTTP-009): the exact plan is sent as an
+//! `elicitation/create` and the run starts only on `accept`.
+
+use std::time::Duration;
+
+use rmcp::RoleServer;
+use rmcp::model::{
+    ClientResult, ElicitRequest, ElicitRequestParams, ElicitationAction, ElicitationSchema,
+    ProtocolVersion, ServerRequest,
+};
+use rmcp::service::{PeerRequestOptions, RequestContext};
+
+use crate::limits::ELICIT_TIMEOUT_SECS;
+use crate::shapes::WillRun;
+
+/// When a confirmed run asks a human first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Elicit {
+    /// Never: the owner turned it off (`--no-elicit`); `confirm: true` runs.
+    Off,
+    /// When the client declared the capability (stdio's default).
+    WhenDeclared,
+    /// Always: a client that cannot be asked is refused (HTTP-009).
+    Required,
+}
+
+/// Whether this request's client can be sent an elicitation: it declared
+/// the capability, and its protocol allows a server-to-client request
+/// (2026-07-28 forbids them, so a stateless request never can).
+fn can_ask(ctx: &RequestContext<RoleServer>) -> bool {
+    let declared = ctx
+        .client_capabilities()
+        .is_some_and(|c| c.elicitation.is_some());
+    let stateless = ctx
+        .protocol_version()
+        .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
+    declared && !stateless
+}
+
+/// Asks the human to approve `plan` when `mode` says to: `Ok(None)` runs,
+/// `Ok(Some(note))` reports a decline or cancel with nothing run, `Err`
+/// is the call's error with nothing run.
+pub async fn approve(
+    mode: Elicit,
+    ctx: &RequestContext<RoleServer>,
+    plan: WillRun,
+) -> Result<Option<String>, String> {
+    let ask = can_ask(ctx);
+    match (mode, ask) {
+        (Elicit::Off, _) | (Elicit::WhenDeclared, false) => return Ok(None),
+        (Elicit::Required, false) => {
+            return Err(
+                "HTTP-009: over HTTP every run needs a human's approval through MCP \
+                 elicitation, and this client cannot be asked: it did not declare the \
+                 `elicitation` capability at initialize, or its request is a 2026-07-28 \
+                 stateless one, which cannot carry a server-to-client request. Nothing was \
+                 started. Open a 2025-11-25 session (initialize with \
+                 capabilities.elicitation) and call skill_run in it, or run the script over \
+                 stdio."
+                    .to_owned(),
+            );
+        }
+        (Elicit::WhenDeclared | Elicit::Required, true) => {}
+    }
+    let request = ElicitRequest::new(ElicitRequestParams::FormElicitationParams {
+        meta: None,
+        message: message(&plan),
+        requested_schema: ElicitationSchema::builder().build_unchecked(),
+    });
+    let mut options = PeerRequestOptions::no_options();
+    options.timeout = Some(Duration::from_secs(ELICIT_TIMEOUT_SECS));
+    let answer = match ctx
+        .peer
+        .send_request_with_option(ServerRequest::ElicitRequest(request), options)
+        .await
+    {
+        Ok(handle) => handle.await_response().await,
+        Err(e) => Err(e),
+    };
+    let action = match answer {
+        Ok(ClientResult::ElicitResult(r)) => r.action,
+        Ok(_) => {
+            return Err(failed(
+                "the client answered with something other than an elicitation result",
+            ));
+        }
+        Err(e) => return Err(failed(&e.to_string())),
+    };
+    Ok(match action {
+        ElicitationAction::Accept => None,
+        ElicitationAction::Decline => Some(
+            "RUN-028: the user declined this run when asked to approve it; nothing was \
+             started. This is the plan they saw. Ask them before calling again."
+                .to_owned(),
+        ),
+        ElicitationAction::Cancel => Some(
+            "RUN-028: the user dismissed the approval without choosing; nothing was started. \
+             This is the plan they were shown. Call again with confirm: true to ask once more."
+                .to_owned(),
+        ),
+        // An action this server does not know is no approval.
+        _ => {
+            return Err(failed(
+                "the client answered with an action other than accept",
+            ));
+        }
+    })
+}
+
+/// The error of an elicitation that got no answer (`why`): nothing ran.
+fn failed(why: &str) -> String {
+    format!(
+        "RUN-028: this run needs the user's approval, and asking for it failed ({why}; the \
+         server waits {ELICIT_TIMEOUT_SECS} s); nothing was started. Call skill_run again with \
+         confirm: true when the user can answer."
+    )
+}
+
+/// The prompt: the exact plan the preview shows, variable names only.
+fn message(plan: &WillRun) -> String {
+    let names = |v: &[String]| {
+        if v.is_empty() {
+            "none".to_owned()
+        } else {
+            v.join(", ")
+        }
+    };
+    format!(
+        "Allow skill \"{}\" to run its script \"{}\"?\n\ninterpreter: {}\nargv: {}\ncwd: {}\n\
+         timeout: {} s\nvariables handed to it (names only): {}\ngranted but not set: {}\n\n\
+         Accept runs exactly this; decline or cancel runs nothing.",
+        plan.skill,
+        plan.script,
+        plan.interpreter,
+        serde_json::to_string(&plan.argv).unwrap_or_else(|_| format!("{:?}", plan.argv)),
+        plan.cwd,
+        plan.timeout_ms as f64 / 1000.0,
+        names(&plan.env_names),
+        names(&plan.env_not_set),
+    )
+}
