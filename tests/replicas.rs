@@ -296,7 +296,7 @@ fn a_copy_of_the_tree_at_another_path_is_another_catalog() {
 /// package (`.ci/run` installs it); without it this test fails, saying so.
 #[test]
 fn a_walk_through_nginx_over_three_replicas_holds_every_skill_once() {
-    use std::io::{BufRead, BufReader, Read, Write};
+    use std::io::{BufRead, BufReader};
     use std::net::{TcpListener, TcpStream};
     use std::process::{Child, Command, Stdio};
     use std::time::Duration;
@@ -383,53 +383,28 @@ fn a_walk_through_nginx_over_three_replicas_holds_every_skill_once() {
             .spawn()
             .unwrap(),
     );
+    // nginx is up once it accepts a connection.
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while TcpStream::connect(("127.0.0.1", front)).is_err() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "nginx does not listen"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
     let post = |rpc_method: &str, body: &str| -> (String, Value) {
+        let mut headers = vec![
+            ("MCP-Protocol-Version", "2026-07-28"),
+            ("Mcp-Method", rpc_method),
+        ];
         // rmcp wants the tool's name in a header of its own for tools/call.
-        let name = if rpc_method == "tools/call" {
-            "Mcp-Name: skill_list\r\n"
-        } else {
-            ""
-        };
-        let deadline = std::time::Instant::now() + Duration::from_secs(20);
-        let mut s = loop {
-            match TcpStream::connect(("127.0.0.1", front)) {
-                Ok(s) => break s,
-                Err(e) if std::time::Instant::now() < deadline => {
-                    let _ = e;
-                    std::thread::sleep(Duration::from_millis(50));
-                }
-                Err(e) => panic!("nginx does not listen: {e}"),
-            }
-        };
-        s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-        write!(
-            s,
-            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{front}\r\nContent-Type: application/json\r\n\
-             Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n\
-             Mcp-Method: {rpc_method}\r\n{name}Connection: close\r\nContent-Length: {}\r\n\r\n{body}",
-            body.len()
-        )
-        .unwrap();
-        let mut bytes = Vec::new();
-        s.read_to_end(&mut bytes).unwrap();
-        let text = String::from_utf8_lossy(&bytes).into_owned();
-        let (head, rest) = text
-            .split_once("\r\n\r\n")
-            .unwrap_or_else(|| panic!("{text}"));
-        assert!(head.starts_with("HTTP/1.1 200"), "{text}");
-        let replica = head
-            .lines()
-            .find_map(|l| l.strip_prefix("X-Replica: "))
-            .unwrap_or_default()
-            .to_owned();
-        // The JSON-RPC answer: the body, or its SSE data line (chunked
-        // framing or not, the line holding the object is whole).
-        let json = rest
-            .lines()
-            .map(|l| l.strip_prefix("data:").unwrap_or(l).trim())
-            .rfind(|l| l.starts_with('{'))
-            .unwrap_or_else(|| panic!("no JSON in {text}"));
-        (replica, serde_json::from_str(json).unwrap())
+        if rpc_method == "tools/call" {
+            headers.push(("Mcp-Name", "skill_list"));
+        }
+        let a = common::http::post(front, body, &headers);
+        assert_eq!(a.status, 200, "{a:?}");
+        let replica = a.header("x-replica").unwrap_or_default().to_owned();
+        (replica, a.json())
     };
     let meta = json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",

@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+pub mod http;
 pub mod readme;
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_skill-mcp");

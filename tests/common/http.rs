@@ -1,0 +1,254 @@
+//! A server over Streamable HTTP for the integration tests (tests/http.rs,
+//! tests/attack_http.rs): the built binary started with `--http` on a free
+//! port, and spoken to with hand-written HTTP/1.1 over a plain `TcpStream`
+//! — a request a connection (`Connection: close`), its answer read to the
+//! end — so what is checked is the bytes on the wire.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::BIN;
+
+pub const TOKEN: &str = "a-test-token-0123456789";
+
+/// A server over HTTP, killed when dropped.
+pub struct Server {
+    pub child: Child,
+    pub port: u16,
+    pub _dir: tempfile::TempDir,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A tree of one skill, `demo`, with a bundled file and a declared script.
+pub fn skills() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let skill = dir.path().join("demo");
+    std::fs::create_dir_all(skill.join("scripts")).expect("mkdir");
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\nname: demo\ndescription: A demo skill for the HTTP tests.\nmcp-host:\n  version: 1\n  run:\n    - script: scripts/hi.js\n      interpreter: node\n---\nRead notes.md.\n",
+    )
+    .expect("SKILL.md");
+    std::fs::write(skill.join("notes.md"), "the notes\n").expect("notes");
+    std::fs::write(
+        skill.join("scripts/hi.js"),
+        "if (process.argv[2]) require('fs').writeFileSync(process.argv[2], 'started');\n\
+         setTimeout(() => console.log('hi'), 2000)\n",
+    )
+    .expect("script");
+    dir
+}
+
+/// Starts `skill-mcp --http ADDR args…` and reads the port it prints.
+pub fn start(addr: &str, args: &[&str], env: &[(&str, &str)]) -> Server {
+    start_in(skills(), addr, args, env)
+}
+
+/// As [`start`], serving `dir`.
+pub fn start_in(dir: tempfile::TempDir, addr: &str, args: &[&str], env: &[(&str, &str)]) -> Server {
+    let mut cmd = Command::new(BIN);
+    cmd.arg("--http").arg(addr).args(args);
+    cmd.env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("SKILLS_DIR", dir.path());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the server starts");
+    let stderr = child.stderr.take().expect("stderr piped");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if let Some(at) = line.find("listening on http://") {
+                let _ = tx.send(line[at + "listening on http://".len()..].to_owned());
+            }
+        }
+    });
+    let at = rx
+        .recv_timeout(Duration::from_secs(30))
+        .expect("the server says where it listens");
+    let port = at
+        .split('/')
+        .next()
+        .and_then(|a| a.rsplit(':').next())
+        .and_then(|p| p.parse().ok())
+        .expect("a port");
+    Server {
+        child,
+        port,
+        _dir: dir,
+    }
+}
+
+/// One HTTP answer.
+#[derive(Debug)]
+pub struct Answer {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: String,
+}
+
+impl Answer {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The JSON-RPC message the body carries: the body itself, or the
+    /// last `data:` event of an SSE stream.
+    pub fn json(&self) -> Value {
+        if self
+            .header("content-type")
+            .is_some_and(|t| t.starts_with("text/event-stream"))
+        {
+            let data = self
+                .body
+                .lines()
+                .filter_map(|l| l.strip_prefix("data:"))
+                .map(str::trim)
+                .rfind(|d| d.starts_with('{'))
+                .unwrap_or_else(|| panic!("no JSON event in {self:?}"));
+            serde_json::from_str(data).expect("an event of JSON")
+        } else {
+            serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("{e}: {self:?}"))
+        }
+    }
+}
+
+pub fn raw(port: u16, request: &[u8]) -> Answer {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(30)))
+        .expect("timeout");
+    s.write_all(request).expect("send");
+    let mut bytes = Vec::new();
+    s.read_to_end(&mut bytes).expect("read the answer");
+    parse(&bytes)
+}
+
+pub fn parse(bytes: &[u8]) -> Answer {
+    let text = String::from_utf8_lossy(bytes);
+    let (head, body) = text
+        .split_once("\r\n\r\n")
+        .unwrap_or_else(|| panic!("no HTTP answer: {text:?}"));
+    let mut lines = head.split("\r\n");
+    let status = lines
+        .next()
+        .and_then(|l| l.split(' ').nth(1))
+        .and_then(|s| s.parse().ok())
+        .expect("a status line");
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_owned(), v.trim().to_owned()))
+        .collect();
+    let chunked = headers
+        .iter()
+        .any(|(k, v)| k.eq_ignore_ascii_case("transfer-encoding") && v.contains("chunked"));
+    let body = if chunked {
+        unchunk(body)
+    } else {
+        body.to_owned()
+    };
+    Answer {
+        status,
+        headers,
+        body,
+    }
+}
+
+pub fn unchunk(mut s: &str) -> String {
+    let mut out = String::new();
+    while let Some((size, rest)) = s.split_once("\r\n") {
+        let Ok(n) = usize::from_str_radix(size.trim(), 16) else {
+            break;
+        };
+        if n == 0 || rest.len() < n {
+            break;
+        }
+        out.push_str(&rest[..n]);
+        s = rest[n..].trim_start_matches("\r\n");
+    }
+    out
+}
+
+/// POSTs `body` to /mcp with the headers a Streamable HTTP client sends,
+/// plus `extra`.
+pub fn post(port: u16, body: &str, extra: &[(&str, &str)]) -> Answer {
+    let mut req = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nConnection: close\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    for (k, v) in extra {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    req.push_str("\r\n");
+    req.push_str(body);
+    raw(port, req.as_bytes())
+}
+
+pub fn rpc(id: u64, method: &str, params: Value) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string()
+}
+
+pub fn initialize(port: u16, extra: &[(&str, &str)]) -> String {
+    initialize_declaring(port, extra, json!({}))
+}
+
+/// As [`initialize`], declaring `capabilities`.
+pub fn initialize_declaring(port: u16, extra: &[(&str, &str)], capabilities: Value) -> String {
+    let a = post(
+        port,
+        &rpc(
+            1,
+            "initialize",
+            json!({"protocolVersion": "2025-11-25", "capabilities": capabilities, "clientInfo": {"name": "tests", "version": "0"}}),
+        ),
+        extra,
+    );
+    assert_eq!(a.status, 200, "{a:?}");
+    assert_eq!(
+        a.json()["result"]["serverInfo"]["name"],
+        "skill-mcp",
+        "{a:?}"
+    );
+    let session = a.header("mcp-session-id").expect("a session id").to_owned();
+    let mut with = extra.to_vec();
+    with.push(("Mcp-Session-Id", &session));
+    let n = post(
+        port,
+        &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string(),
+        &with,
+    );
+    assert_eq!(n.status, 202, "{n:?}");
+    session
+}
+
+pub fn tool_names(list: &Value) -> Vec<&str> {
+    list["result"]["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no tools: {list}"))
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect()
+}
