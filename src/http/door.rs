@@ -195,13 +195,14 @@ impl Door {
             Ok(b) => b,
             Err(a) => return *a,
         };
-        // Before the body is typed: a removed method's params need not
-        // be that method's (HTTP-011).
-        if let Some(a) = removed_in_2026(&parts.headers, &bytes) {
-            return a;
-        }
         let initialize = match message::read(&bytes) {
             Incoming::Refuse(r) => {
+                // A removed method's params need not be that method's, so
+                // its refusal may come before its method is seen (HTTP-011);
+                // the body is looked at again only on this path.
+                if let Some(a) = removed_in_2026(&parts.headers, &bytes) {
+                    return a;
+                }
                 tracing::info!(code = r.code, message = %r.message, "refused an HTTP request");
                 // The rules are stdio's, whose messages are lines; here a
                 // message is a request's body.
@@ -216,6 +217,12 @@ impl Door {
                 return text(StatusCode::ACCEPTED, String::new());
             }
             Incoming::Request { id, message } => {
+                if let ClientJsonRpcMessage::Request(req) = &*message
+                    && REMOVED_IN_2026.contains(&req.request.method())
+                    && let Some(a) = removed_in_2026(&parts.headers, &bytes)
+                {
+                    return a;
+                }
                 if let Err(a) = self
                     .admit(&id, &message, parts.headers.contains_key("mcp-session-id"))
                     .await
