@@ -66,6 +66,10 @@ pub struct Config {
     pub grant: Option<String>,
     /// `SKILL_MCP_WATCH` asks for the opt-in reload mode (`1` or `true`).
     pub watch: bool,
+    /// Why no script may run in this deployment at all, when the door
+    /// chose so (HTTP-009: `--http` without `--http-allow-run`); `None`
+    /// lets the grant and the interpreter set decide.
+    pub runs_off: Option<&'static str>,
     /// The whole environment as it was at boot. `run` picks the allowlist
     /// and granted names out of it; nothing else is ever handed on.
     pub env: BTreeMap<OsString, OsString>,
@@ -141,6 +145,7 @@ impl Config {
             proxy_vars,
             grant,
             watch,
+            runs_off: None,
             env,
         }
     }

@@ -41,6 +41,8 @@ pub struct Interpreter {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Interpreters {
     members: Vec<Interpreter>,
+    /// Why nothing runs here whatever a script declares (HTTP-009).
+    off: Option<&'static str>,
 }
 
 fn is_executable(p: &Path) -> bool {
@@ -67,7 +69,14 @@ impl Interpreters {
                     .or_else(|| search(name)),
             })
             .collect();
-        Interpreters { members }
+        Interpreters { members, off: None }
+    }
+
+    /// The same set with every lookup refused for `why` (HTTP-009: over
+    /// HTTP without `--http-allow-run`, so that `skill_list` and
+    /// `skill_load` list no script as runnable where no run is offered).
+    pub fn off(self, why: Option<&'static str>) -> Interpreters {
+        Interpreters { off: why, ..self }
     }
 
     /// The names, for messages: "this deployment runs: node".
@@ -81,6 +90,9 @@ impl Interpreters {
 
     /// The executable for `name`, or why a script naming it cannot run here.
     pub fn lookup(&self, name: &str) -> Result<&Path, String> {
+        if let Some(why) = self.off {
+            return Err(why.to_owned());
+        }
         match self.members.iter().find(|m| m.name == name) {
             None => Err(format!(
                 "declares the interpreter {name:?}; this deployment runs: {}",

@@ -318,7 +318,11 @@ fn serve_blocking(mut config: Config, args: ServeArgs) -> ExitCode {
 }
 
 /// `--http` (spec HTTP-001): the same boot scan, served over HTTP.
-async fn serve_http(config: Config, options: http::Options, watch: bool) -> ExitCode {
+async fn serve_http(mut config: Config, options: http::Options, watch: bool) -> ExitCode {
+    if !options.allow_run {
+        // No script is listed as runnable where none can run (HTTP-009).
+        config.runs_off = Some(http::RUNS_OFF);
+    }
     let hangups = reload::listen_for_hangup();
     let watch = watch || config.watch;
     let snapshot = boot(&config);

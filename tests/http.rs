@@ -40,6 +40,30 @@ fn a_session_lists_loads_and_reads_as_stdio_does() {
     .json();
     let skills = &list["result"]["structuredContent"]["skills"];
     assert_eq!(skills[0]["name"], "demo", "{list}");
+    // HTTP-009: where no run is offered, no script is listed as runnable;
+    // the declared one is unavailable, saying why and what turns runs on.
+    assert_eq!(skills[0]["executable"], false, "{list}");
+    assert_eq!(skills[0]["scripts"], json!([]), "{list}");
+    let why = skills[0]["unavailableScripts"][0]["reason"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        why.contains("HTTP-009") && why.contains("--http-allow-run"),
+        "{list}"
+    );
+    let load = post(
+        s.port,
+        &rpc(
+            8,
+            "tools/call",
+            json!({"name": "skill_load", "arguments": {"name": "demo"}}),
+        ),
+        &h,
+    )
+    .json();
+    let script = &load["result"]["structuredContent"]["scripts"][0];
+    assert_eq!(script["script"], "scripts/hi.js", "{load}");
+    assert_eq!(script["runnableHere"], false, "{load}");
 
     let read = post(
         s.port,
@@ -109,6 +133,18 @@ fn the_owner_can_offer_runs() {
     )
     .json();
     assert!(tool_names(&tools).contains(&"skill_run"), "{tools}");
+    let list = post(
+        s.port,
+        &rpc(
+            3,
+            "tools/call",
+            json!({"name": "skill_list", "arguments": {}}),
+        ),
+        &[("Mcp-Session-Id", &mute)],
+    )
+    .json();
+    let demo = &list["result"]["structuredContent"]["skills"][0];
+    assert_eq!(demo["scripts"][0]["script"], "scripts/hi.js", "{list}");
     let refused = post(s.port, &call, &[("Mcp-Session-Id", &mute)]).json();
     assert_eq!(refused["result"]["isError"], true, "{refused}");
     let why = refused["result"]["content"][0]["text"]

@@ -35,6 +35,10 @@ use crate::snapshot::Snapshot;
 use access::Access;
 use door::Door;
 
+/// Why a script cannot run over HTTP unless the owner offers runs: each
+/// listed script says so instead of looking runnable (HTTP-009).
+pub const RUNS_OFF: &str = "skill_run is not offered over HTTP on this server (HTTP-009): its owner can offer runs with --http-allow-run";
+
 /// What the owner asked of the HTTP server.
 pub struct Options {
     pub addr: SocketAddr,

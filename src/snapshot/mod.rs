@@ -84,7 +84,7 @@ impl Snapshot {
         let scanned_at = SystemTime::now();
         let catalog = catalog::scan(&config);
         let grant = Grant::from_config(&config);
-        let interpreters = Interpreters::resolve(config.var("PATH"));
+        let interpreters = Interpreters::resolve(config.var("PATH")).off(config.runs_off);
         let mut problems = catalog.problems.clone();
         problems.extend(grant.problems(&catalog));
         let (skills_view, view_problems) = SkillsView::boot(&catalog);
