@@ -199,6 +199,24 @@ impl Config {
         )
     }
 
+    /// How long a run's approval is waited for, in seconds (RUN-028):
+    /// [`ELICIT_TIMEOUT_SECS`] unless [`ELICIT_TIMEOUT_VAR`] gives a whole
+    /// number from 1 to [`MAX_ELICIT_TIMEOUT_SECS`]; anything else is
+    /// refused as [`Config::answer_budget`] refuses.
+    ///
+    /// [`ELICIT_TIMEOUT_SECS`]: crate::limits::ELICIT_TIMEOUT_SECS
+    /// [`ELICIT_TIMEOUT_VAR`]: crate::limits::ELICIT_TIMEOUT_VAR
+    /// [`MAX_ELICIT_TIMEOUT_SECS`]: crate::limits::MAX_ELICIT_TIMEOUT_SECS
+    pub fn elicit_timeout(&self) -> (usize, Option<String>) {
+        use crate::limits::{ELICIT_TIMEOUT_SECS, ELICIT_TIMEOUT_VAR, MAX_ELICIT_TIMEOUT_SECS};
+        self.whole_number(
+            ELICIT_TIMEOUT_VAR,
+            ELICIT_TIMEOUT_SECS,
+            1..=MAX_ELICIT_TIMEOUT_SECS,
+            "RUN-028",
+        )
+    }
+
     /// A whole-number setting: `default` when `var` is unset or empty,
     /// its value when it is a whole number in `range`, else the default
     /// and why the value was refused (naming `rule`).

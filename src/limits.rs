@@ -200,4 +200,12 @@ pub const MIN_HTTP_TOKEN_BYTES: usize = 16;
 /// elicitation (RUN-028): long enough to read a plan and decide, short
 /// enough that an unanswered prompt does not hold the call for ever. Past
 /// it nothing runs and the call says so.
-pub const ELICIT_TIMEOUT_SECS: u64 = 120;
+pub const ELICIT_TIMEOUT_SECS: usize = 120;
+
+/// The variable that sets another wait than [`ELICIT_TIMEOUT_SECS`]
+/// (RUN-028): a team's host may give people longer to look.
+pub const ELICIT_TIMEOUT_VAR: &str = "SKILL_MCP_ELICIT_TIMEOUT_SECS";
+
+/// The longest wait [`ELICIT_TIMEOUT_VAR`] may set: an hour. Past it a
+/// prompt nobody answers holds the call, and its run lock, for good.
+pub const MAX_ELICIT_TIMEOUT_SECS: usize = 3600;

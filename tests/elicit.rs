@@ -180,3 +180,66 @@ fn no_elicit_is_refused_with_http() {
         .expect("runs");
     assert_eq!(out.status.code(), Some(2), "{out:?}");
 }
+
+/// A session whose server waits `secs` (a raw value) for an approval.
+fn session_waiting(root: &Path, secs: &str) -> Session {
+    let dir = root.to_string_lossy().into_owned();
+    Session::start_declaring(
+        Command::new(BIN),
+        &[
+            ("SKILLS_DIR", &dir),
+            ("GRANTED", "s3cr3t-value"),
+            ("SKILL_MCP_ELICIT_TIMEOUT_SECS", secs),
+        ],
+        Stdio::null(),
+        json!({"elicitation": {}}),
+    )
+}
+
+#[test]
+fn an_unanswered_approval_times_out_and_runs_nothing() {
+    let (root, marker) = tree();
+    let mut s = session_waiting(root.path(), "1");
+    let (req, id) = asked(&mut s, &marker);
+    // Nobody answers: after the owner's 1 s the client is told to drop
+    // the prompt, and the call is an error.
+    let cancel: Value = serde_json::from_str(&s.next_line()).expect("JSON");
+    assert_eq!(cancel["method"], "notifications/cancelled", "{cancel}");
+    assert_eq!(cancel["params"]["requestId"], req["id"], "{cancel}");
+    let reply: Value = serde_json::from_str(&s.next_line()).expect("JSON");
+    assert_eq!(reply["id"], id, "{reply}");
+    assert_eq!(reply["result"]["isError"], true, "{reply}");
+    let text = reply["result"]["content"][0]["text"].as_str().unwrap_or("");
+    assert!(
+        text.contains("RUN-028")
+            && text.contains("waits 1 s")
+            && text.contains("nothing was started"),
+        "{text}"
+    );
+    // An answer that comes too late starts nothing either.
+    s.send_message(json!({"jsonrpc": "2.0", "id": req["id"], "result": {"action": "accept"}}));
+    let pong = s.request("ping", json!({}));
+    assert_eq!(pong["result"], json!({}), "{pong}");
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(!marker.exists(), "the script ran after the wait was over");
+}
+
+#[test]
+fn a_wait_out_of_range_is_a_setting_problem() {
+    for bad in ["0", "3601", "soon"] {
+        let (root, _) = tree();
+        let mut s = session_waiting(root.path(), bad);
+        let list = s.tool("skill_list", json!({}));
+        let problems = list["problems"].as_array().cloned().unwrap_or_default();
+        let p = problems
+            .iter()
+            .find(|p| p["path"] == "SKILL_MCP_ELICIT_TIMEOUT_SECS")
+            .unwrap_or_else(|| panic!("{bad:?}: no problem in {list}"));
+        assert_eq!(p["reason"], "setting", "{p}");
+        let detail = p["detail"].as_str().unwrap_or("");
+        assert!(
+            detail.contains("RUN-028") && detail.contains("120"),
+            "{detail}"
+        );
+    }
+}

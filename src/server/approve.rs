@@ -11,7 +11,6 @@ use rmcp::model::{
 };
 use rmcp::service::{PeerRequestOptions, RequestContext};
 
-use crate::limits::ELICIT_TIMEOUT_SECS;
 use crate::shapes::WillRun;
 
 /// When a confirmed run asks a human first.
@@ -44,6 +43,7 @@ fn can_ask(ctx: &RequestContext<RoleServer>) -> bool {
 pub async fn approve(
     mode: Elicit,
     ctx: &RequestContext<RoleServer>,
+    wait: Duration,
     plan: WillRun,
 ) -> Result<Option<String>, String> {
     let ask = can_ask(ctx);
@@ -69,7 +69,7 @@ pub async fn approve(
         requested_schema: ElicitationSchema::builder().build_unchecked(),
     });
     let mut options = PeerRequestOptions::no_options();
-    options.timeout = Some(Duration::from_secs(ELICIT_TIMEOUT_SECS));
+    options.timeout = Some(wait);
     let answer = match ctx
         .peer
         .send_request_with_option(ServerRequest::ElicitRequest(request), options)
@@ -83,9 +83,10 @@ pub async fn approve(
         Ok(_) => {
             return Err(failed(
                 "the client answered with something other than an elicitation result",
+                wait,
             ));
         }
-        Err(e) => return Err(failed(&e.to_string())),
+        Err(e) => return Err(failed(&e.to_string(), wait)),
     };
     Ok(match action {
         ElicitationAction::Accept => None,
@@ -103,17 +104,19 @@ pub async fn approve(
         _ => {
             return Err(failed(
                 "the client answered with an action other than accept",
+                wait,
             ));
         }
     })
 }
 
 /// The error of an elicitation that got no answer (`why`): nothing ran.
-fn failed(why: &str) -> String {
+fn failed(why: &str, wait: Duration) -> String {
     format!(
         "RUN-028: this run needs the user's approval, and asking for it failed ({why}; the \
-         server waits {ELICIT_TIMEOUT_SECS} s); nothing was started. Call skill_run again with \
-         confirm: true when the user can answer."
+         server waits {} s); nothing was started. Call skill_run again with \
+         confirm: true when the user can answer.",
+        wait.as_secs()
     )
 }
 

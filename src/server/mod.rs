@@ -266,7 +266,8 @@ impl SkillServer {
         // The run drops its sender when it settles, so the forwarder ends
         // after the last tick is sent and before the reply is.
         let mode = self.elicit;
-        let ask = |plan| approve::approve(mode, &ctx, plan);
+        let wait = served.elicit_timeout;
+        let ask = |plan| approve::approve(mode, &ctx, wait, plan);
         let (answer, ()) = tokio::join!(served.run(&self.run_lock, args, watch, ask), forward);
         answer.map(Json)
     }

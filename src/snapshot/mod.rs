@@ -27,7 +27,8 @@ use crate::echo::excerpt;
 use crate::grant::{self, Grant, Scripts};
 use crate::interpreters::Interpreters;
 use crate::limits::{
-    ANSWER_BUDGET_VAR, EMBEDDINGS_VAR, INSTRUCTIONS_INDEX_VAR, MAX_SKILL_NAME_BYTES,
+    ANSWER_BUDGET_VAR, ELICIT_TIMEOUT_VAR, EMBEDDINGS_VAR, INSTRUCTIONS_INDEX_VAR,
+    MAX_SKILL_NAME_BYTES,
 };
 use crate::problem::{Problem, Reason};
 use crate::skills_ext::SkillsView;
@@ -57,6 +58,8 @@ pub struct Snapshot {
     /// The most characters the `initialize` instructions spend on the
     /// catalog (LIST-014).
     pub instructions_budget: usize,
+    /// How long a run's approval is waited for (RUN-028).
+    pub elicit_timeout: std::time::Duration,
     /// `skill_list`'s entries and their sizes, computed on first use.
     entries: OnceLock<pages::Entries>,
     /// `skill_list` with no arguments, serialized on first use.
@@ -100,6 +103,10 @@ impl Snapshot {
         if let Some(why) = refused {
             problems.push(Problem::new(INSTRUCTIONS_INDEX_VAR, Reason::Setting, why));
         }
+        let (elicit_secs, refused) = config.elicit_timeout();
+        if let Some(why) = refused {
+            problems.push(Problem::new(ELICIT_TIMEOUT_VAR, Reason::Setting, why));
+        }
         let model = match config.var(EMBEDDINGS_VAR).filter(|v| !v.is_empty()) {
             None => None,
             Some(dir) => match crate::search::semantic::shared(std::path::Path::new(dir)) {
@@ -128,6 +135,7 @@ impl Snapshot {
             file_offsets,
             budget,
             instructions_budget,
+            elicit_timeout: std::time::Duration::from_secs(elicit_secs as u64),
             entries: OnceLock::new(),
             first_list: OnceLock::new(),
             index: OnceLock::new(),
