@@ -29,6 +29,7 @@ pub mod interpreters;
 pub mod limits;
 pub mod problem;
 pub mod read;
+pub mod refusal;
 pub mod reload;
 pub mod run;
 pub mod search;
