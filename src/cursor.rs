@@ -54,7 +54,7 @@ fn decimal(s: &str) -> Option<usize> {
 /// (LIST-018); any other string was never handed out, and is an
 /// invalid-params error naming it (READ-011, SKX-008) — by an excerpt
 /// when it is long (HARD-005).
-pub fn parse(
+pub(crate) fn parse(
     cursor: Option<&str>,
     len: usize,
     page: usize,
@@ -78,7 +78,7 @@ pub fn parse(
 /// The `nextCursor` of a page that ends at `end` of `len` items. The
 /// catalog's identity is asked for only when there is a next page: a list
 /// that fits one page never computes it.
-pub fn next(end: usize, len: usize, catalog: impl FnOnce() -> String) -> Option<String> {
+pub(crate) fn next(end: usize, len: usize, catalog: impl FnOnce() -> String) -> Option<String> {
     (end < len).then(|| format!("{}.{end}", catalog()))
 }
 
@@ -100,7 +100,7 @@ fn tag(catalog: &str, list: &str, offset: usize) -> String {
 /// (`skills/list`, SKX-015), so no process can tell a page start from the
 /// offset alone: `CATALOG.OFFSET.CHECK`, the check sealing the rest. Any
 /// process serving the catalog reads it back ([`unseal`]).
-pub fn sealed(catalog: &str, list: &str, offset: usize) -> String {
+pub(crate) fn sealed(catalog: &str, list: &str, offset: usize) -> String {
     format!("{catalog}.{offset}.{}", tag(catalog, list, offset))
 }
 
@@ -108,7 +108,7 @@ pub fn sealed(catalog: &str, list: &str, offset: usize) -> String {
 /// `len`. A cursor with another check was edited or never handed out
 /// (`rules` name the rule refusing it); one of another catalog is told to
 /// list again (LIST-018).
-pub fn unseal(
+pub(crate) fn unseal(
     cursor: Option<&str>,
     len: usize,
     catalog: impl FnOnce() -> String,

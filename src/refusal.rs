@@ -10,7 +10,7 @@ use std::fmt;
 /// A refused request, by kind. Each message names the rule that refused
 /// and what to do next; the door adds nothing to it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Refusal {
+pub(crate) enum Refusal {
     /// The request's own parameters name nothing this server hands out: a
     /// cursor it never handed out or one of another catalog (READ-011,
     /// SKX-008, LIST-018), a name no skill has, a URI that is no served
@@ -31,7 +31,7 @@ pub enum Refusal {
 
 impl Refusal {
     /// The message a client is shown.
-    pub fn message(&self) -> &str {
+    pub(crate) fn message(&self) -> &str {
         match self {
             Refusal::InvalidParams(m) | Refusal::Changed(m) => m,
             Refusal::InvalidUri { message, .. } | Refusal::NotFound { message, .. } => message,

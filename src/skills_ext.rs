@@ -60,7 +60,7 @@ const SETTLED: u64 = 1;
 /// re-check) or from an open descriptor's `fstat` (the fence's), which
 /// give the same numbers for the same file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Stamp {
+pub(crate) struct Stamp {
     dev: u64,
     ino: u64,
     size: u64,
@@ -139,7 +139,7 @@ type Table = Mutex<Kept>;
 
 /// The extension's view of one snapshot's catalog.
 #[derive(Debug, Default)]
-pub struct SkillsView {
+pub(crate) struct SkillsView {
     /// Indices into `catalog.skills` of the skills this surface serves,
     /// in the catalog's order (by name).
     served: Vec<usize>,
@@ -151,14 +151,14 @@ pub struct SkillsView {
 /// One served skill as this door hands it out: SKILL.md's frontmatter as
 /// compact JSON (`{"name":…,"description":…,…}`, SKX-001) and its files.
 #[derive(Debug)]
-pub struct Carried {
-    pub front: String,
-    pub manifest: Manifest,
+pub(crate) struct Carried {
+    pub(crate) front: String,
+    pub(crate) manifest: Manifest,
 }
 
 /// Why a carried skill cannot be handed out now (SKX-011).
 #[derive(Debug)]
-pub enum Unservable {
+pub(crate) enum Unservable {
     /// SKILL.md was edited since the scan so that SEP-2640 cannot carry it
     /// under its scanned name; why, in words.
     Changed(String),
@@ -170,7 +170,7 @@ pub enum Unservable {
 
 /// How far a request goes for an entry (SKX-012, SKX-017).
 #[derive(Debug, Clone, Copy)]
-pub enum Reach<'a> {
+pub(crate) enum Reach<'a> {
     /// Its stats and what is kept, nothing else: a file to read or hash
     /// ends the attempt with [`Unservable::NotKept`]. Work this small is
     /// answered where the request arrived, without the pool's hop.
@@ -182,7 +182,7 @@ pub enum Reach<'a> {
 
 /// A served skill's files as this door hands them out (SKX-013).
 #[derive(Debug)]
-pub enum Manifest {
+pub(crate) enum Manifest {
     /// `(size, "sha256:…")` of each manifest file, in manifest order.
     Files(Vec<(u64, String)>),
     /// The skill is served with `resources: "dynamic"`; why, in words.
@@ -249,7 +249,7 @@ fn start_pool() -> Result<mpsc::Sender<Job>, String> {
 
 /// Runs `job` on the digest pool, never on the blocking threads that
 /// every read shares, so a skill being hashed delays only digests.
-pub fn spawn(job: impl FnOnce() + Send + 'static) -> Result<(), String> {
+pub(crate) fn spawn(job: impl FnOnce() + Send + 'static) -> Result<(), String> {
     match POOL.get_or_init(start_pool) {
         Ok(tx) => tx
             .send(Box::new(job))
@@ -259,7 +259,7 @@ pub fn spawn(job: impl FnOnce() + Send + 'static) -> Result<(), String> {
 }
 
 /// The SKILL.md URI of a skill.
-pub fn skill_uri(name: &str) -> String {
+pub(crate) fn skill_uri(name: &str) -> String {
     uri::for_file(name, catalog::SKILL_MD)
 }
 
@@ -351,7 +351,7 @@ struct Front {
 impl SkillsView {
     /// Decides which skills this surface serves; the rest are reported
     /// (SKX-006).
-    pub fn boot(catalog: &Catalog) -> (SkillsView, Vec<Problem>) {
+    pub(crate) fn boot(catalog: &Catalog) -> (SkillsView, Vec<Problem>) {
         let mut served = Vec::new();
         let mut problems = Vec::new();
         for (i, skill) in catalog.skills.iter().enumerate() {
@@ -377,13 +377,13 @@ impl SkillsView {
 
     /// Indices into `catalog.skills` of the skills this door serves, in
     /// the catalog's order (by name).
-    pub fn served(&self) -> &[usize] {
+    pub(crate) fn served(&self) -> &[usize] {
         &self.served
     }
 
     /// The position in [`served`](Self::served) of the skill served as
     /// `name`: a bisection of the catalog's sorted names (SKX-016).
-    pub fn find(&self, catalog: &Catalog, name: &str) -> Option<usize> {
+    pub(crate) fn find(&self, catalog: &Catalog, name: &str) -> Option<usize> {
         self.served
             .binary_search_by(|&si| catalog.skills[si].name.as_str().cmp(name))
             .ok()
@@ -392,7 +392,7 @@ impl SkillsView {
     /// True when the served skill at `pos` has its frontmatter and every
     /// digest it was given kept and settled: an entry that, its stats
     /// permitting, needs nothing read ([`Reach::Kept`]).
-    pub fn kept(&self, pos: usize) -> bool {
+    pub(crate) fn kept(&self, pos: usize) -> bool {
         let Some(Ok(t)) = self.tables.get(pos).map(Mutex::lock) else {
             return false;
         };
@@ -410,7 +410,7 @@ impl SkillsView {
     /// digest (and SKILL.md's kept frontmatter) is handed out when the key
     /// is unchanged, anything else is read through the fence — unless
     /// `reach` is [`Reach::Kept`].
-    pub fn entry(
+    pub(crate) fn entry(
         &self,
         catalog: &Catalog,
         pos: usize,
@@ -559,7 +559,7 @@ impl SkillsView {
     /// file no longer has the validity key it was hashed at, say so
     /// (SKX-005, SKX-014), and forget the digest so the next `skills/get`
     /// hashes anew.
-    pub fn stale_note(
+    pub(crate) fn stale_note(
         &self,
         catalog: &Catalog,
         skill_name: &str,

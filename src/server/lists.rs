@@ -32,7 +32,10 @@ fn prompt_description(skill: &Skill) -> String {
 }
 
 /// One page of prompts (READ-009, READ-011).
-pub fn prompts_page(snap: &Snapshot, cursor: Option<&str>) -> Result<ListPromptsResult, McpError> {
+pub(crate) fn prompts_page(
+    snap: &Snapshot,
+    cursor: Option<&str>,
+) -> Result<ListPromptsResult, McpError> {
     let skills = &snap.catalog.skills;
     let catalog = || snap.identity().to_string();
     let start = cursor::parse(
@@ -54,7 +57,7 @@ pub fn prompts_page(snap: &Snapshot, cursor: Option<&str>) -> Result<ListPrompts
 }
 
 /// `prompts/get`: the skill's body as one user message.
-pub fn prompt(snap: &Snapshot, name: &str) -> Result<GetPromptResult, McpError> {
+pub(crate) fn prompt(snap: &Snapshot, name: &str) -> Result<GetPromptResult, McpError> {
     let loaded = snap.load(name).map_err(Refusal::InvalidParams)?;
     let mut r = GetPromptResult::new(vec![PromptMessage::new_text(Role::User, loaded.body)]);
     r.description = Some(match loaded.truncation_note {
@@ -65,7 +68,7 @@ pub fn prompt(snap: &Snapshot, name: &str) -> Result<GetPromptResult, McpError> 
 }
 
 /// One page of resources: every bundled file (READ-010, READ-011).
-pub fn resources_page(
+pub(crate) fn resources_page(
     snap: &Snapshot,
     cursor: Option<&str>,
 ) -> Result<ListResourcesResult, McpError> {
@@ -115,7 +118,10 @@ fn not_found(message: String, uri_text: &str) -> Refusal {
 /// `resources/read`: the same fence, cap and encoding as `skill_file`.
 /// Past 1 MiB the first 1 MiB is served and the contents' `_meta` says
 /// so (`skill-mcp/truncated`, `skill-mcp/size`, `skill-mcp/note`).
-pub fn read_resource(snap: &Snapshot, uri_text: &str) -> Result<ReadResourceResult, McpError> {
+pub(crate) fn read_resource(
+    snap: &Snapshot,
+    uri_text: &str,
+) -> Result<ReadResourceResult, McpError> {
     let (name, path) = uri::parse(uri_text).map_err(|message| Refusal::InvalidUri {
         message,
         uri: uri_text.to_owned(),

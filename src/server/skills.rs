@@ -188,7 +188,7 @@ const SKILLS_LIST: &str = "skills/list";
 /// as many whole entries as the answer budget holds (at most 100).
 /// With [`Reach::Kept`], `None` when the page has a file to read or hash,
 /// or more than [`KEPT_INLINE_STATS`] files to stat: then the pool does it.
-pub fn list(
+pub(crate) fn list(
     snap: &Snapshot,
     cursor: Option<&str>,
     reach: Reach,
@@ -251,7 +251,7 @@ pub fn list(
 /// `skills/get` (SKX-002, SKX-016): one skill by its SKILL.md URI, parsed
 /// once and found by bisection of the sorted catalog. With
 /// [`Reach::Kept`], `None` when the skill has a file to read or hash.
-pub fn get(
+pub(crate) fn get(
     snap: &Snapshot,
     uri_text: &str,
     reach: Reach,
@@ -279,7 +279,7 @@ pub fn get(
 /// from the manifest.
 /// Pages of 500 children, as every other list (SKX-018, READ-011): a
 /// `dynamic` skill (SKX-013) may hold 10,000 files in one directory.
-pub fn directory(
+pub(crate) fn directory(
     snap: &Snapshot,
     uri_text: &str,
     cursor: Option<&str>,
