@@ -23,7 +23,7 @@ use crate::read;
 
 /// Extension → media type for what skill bundles carry; anything else is
 /// `application/octet-stream`. The type never decides the encoding.
-pub fn media_type(path: &str) -> &'static str {
+pub(crate) fn media_type(path: &str) -> &'static str {
     let name = path.rsplit('/').next().unwrap_or(path);
     let ext = match name.rfind('.') {
         Some(i) if i > 0 => name[i + 1..].to_ascii_lowercase(),
@@ -56,7 +56,7 @@ pub fn media_type(path: &str) -> &'static str {
 
 /// How an entry's content travels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Encoding {
+pub(crate) enum Encoding {
     /// The bytes are valid UTF-8 with no NUL: served as text, unchanged.
     Utf8,
     /// Anything else: standard padded base64, never mangled into text.
@@ -64,7 +64,7 @@ pub enum Encoding {
 }
 
 impl Encoding {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Encoding::Utf8 => "utf-8",
             Encoding::Base64 => "base64",
@@ -74,20 +74,20 @@ impl Encoding {
 
 /// One file, read.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Served {
-    pub path: String,
+pub(crate) struct Served {
+    pub(crate) path: String,
     /// The file's full size, even when only the first 1 MiB is served: its
     /// length when opened, which it still had after the read (READ-015).
-    pub size: u64,
-    pub media_type: &'static str,
-    pub encoding: Encoding,
-    pub truncated: bool,
-    pub content: String,
+    pub(crate) size: u64,
+    pub(crate) media_type: &'static str,
+    pub(crate) encoding: Encoding,
+    pub(crate) truncated: bool,
+    pub(crate) content: String,
 }
 
 impl Served {
     /// The note a truncated entry carries.
-    pub fn truncation_note(&self) -> Option<String> {
+    pub(crate) fn truncation_note(&self) -> Option<String> {
         self.truncated.then(|| {
             format!(
                 "The file is {} bytes; the first {MAX_FILE_BYTES} are returned.",
@@ -98,7 +98,7 @@ impl Served {
 }
 
 /// Decides the encoding and renders the content.
-pub fn encode(bytes: Vec<u8>) -> (Encoding, String) {
+pub(crate) fn encode(bytes: Vec<u8>) -> (Encoding, String) {
     if !bytes.contains(&0) {
         match String::from_utf8(bytes) {
             Ok(text) => return (Encoding::Utf8, text),
@@ -136,13 +136,13 @@ fn read_opened(path: &str, opened: Opened) -> Result<Served, FenceError> {
 }
 
 /// Reads one file through the fence (READ-001, READ-003, READ-004).
-pub fn read_one(skill_dir: &Path, path: &str) -> Result<Served, FenceError> {
+pub(crate) fn read_one(skill_dir: &Path, path: &str) -> Result<Served, FenceError> {
     read_one_with(skill_dir, path, |_| ()).map(|(served, ())| served)
 }
 
 /// As [`read_one`], and also asks `look` about the opened file's own
 /// metadata (the descriptor read, not a second stat of the name).
-pub fn read_one_with<T>(
+pub(crate) fn read_one_with<T>(
     skill_dir: &Path,
     path: &str,
     look: impl FnOnce(&std::fs::Metadata) -> T,
@@ -154,7 +154,7 @@ pub fn read_one_with<T>(
 
 /// Why a whole batch is refused (no slot to report it in).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum BatchError {
+pub(crate) enum BatchError {
     Empty,
     TooMany { asked: usize },
     TooLarge { paths: usize, bytes: u64 },
@@ -189,7 +189,7 @@ impl std::error::Error for BatchError {}
 /// was sized at, so the limit bounds the bytes read even when the files
 /// grow meanwhile (READ-015). Entries come back in request order; a bad
 /// path, or a file that changed while it was read, fails only its own slot.
-pub fn read_batch(
+pub(crate) fn read_batch(
     skill_dir: &Path,
     paths: &[String],
 ) -> Result<Vec<Result<Served, FenceError>>, BatchError> {

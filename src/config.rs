@@ -13,7 +13,7 @@ use serde::Serialize;
 /// Variables mcp-host's runner injects. Any one present means a host
 /// started this process (README: "Hosted — any variable mcp-host's runner
 /// injects is present"), whatever supplied the roots.
-pub const HOSTED_MARKERS: &[&str] = &[
+pub(crate) const HOSTED_MARKERS: &[&str] = &[
     "MCP_SKILLS_PATH",
     "MCP_HOST_METER_FILE",
     "MCP_DATA_DIR",
@@ -25,7 +25,7 @@ pub const HOSTED_MARKERS: &[&str] = &[
 /// these; any one set, non-empty, in the server's environment makes the
 /// machine look fenced. Upper and lower case both, as HTTP clients read
 /// both.
-pub const PROXY_VARS: &[&str] = &[
+pub(crate) const PROXY_VARS: &[&str] = &[
     "HTTPS_PROXY",
     "https_proxy",
     "HTTP_PROXY",
@@ -159,7 +159,7 @@ impl Config {
     }
 
     /// True when a host started this process.
-    pub fn hosted(&self) -> bool {
+    pub(crate) fn hosted(&self) -> bool {
         !self.hosted_markers.is_empty()
     }
 
@@ -168,7 +168,7 @@ impl Config {
     /// in range is refused with the rule it breaks, and the default holds.
     ///
     /// [`ANSWER_BUDGET_CHARS`]: crate::limits::ANSWER_BUDGET_CHARS
-    pub fn answer_budget(&self) -> (usize, Option<String>) {
+    pub(crate) fn answer_budget(&self) -> (usize, Option<String>) {
         use crate::limits::{
             ANSWER_BUDGET_CHARS, ANSWER_BUDGET_VAR, MAX_ANSWER_BUDGET_CHARS,
             MIN_ANSWER_BUDGET_CHARS,
@@ -187,7 +187,7 @@ impl Config {
     /// [`Config::answer_budget`] refuses.
     ///
     /// [`INSTRUCTIONS_INDEX_CHARS`]: crate::limits::INSTRUCTIONS_INDEX_CHARS
-    pub fn instructions_budget(&self) -> (usize, Option<String>) {
+    pub(crate) fn instructions_budget(&self) -> (usize, Option<String>) {
         use crate::limits::{
             INSTRUCTIONS_INDEX_CHARS, INSTRUCTIONS_INDEX_VAR, MAX_INSTRUCTIONS_INDEX_CHARS,
         };
@@ -207,7 +207,7 @@ impl Config {
     /// [`ELICIT_TIMEOUT_SECS`]: crate::limits::ELICIT_TIMEOUT_SECS
     /// [`ELICIT_TIMEOUT_VAR`]: crate::limits::ELICIT_TIMEOUT_VAR
     /// [`MAX_ELICIT_TIMEOUT_SECS`]: crate::limits::MAX_ELICIT_TIMEOUT_SECS
-    pub fn elicit_timeout(&self) -> (usize, Option<String>) {
+    pub(crate) fn elicit_timeout(&self) -> (usize, Option<String>) {
         use crate::limits::{ELICIT_TIMEOUT_SECS, ELICIT_TIMEOUT_VAR, MAX_ELICIT_TIMEOUT_SECS};
         self.whole_number(
             ELICIT_TIMEOUT_VAR,
@@ -252,14 +252,14 @@ impl Config {
     /// the note that a blocked host shows as a 403 or a timeout. A proxy
     /// alone does not make the server hosted: the grant and `--watch` go by
     /// [`Config::hosted`].
-    pub fn looks_fenced(&self) -> bool {
+    pub(crate) fn looks_fenced(&self) -> bool {
         self.hosted() || !self.proxy_vars.is_empty()
     }
 
     /// What to add to the `root-unreadable` detail of `root` when it was
     /// written with a leading `~` (spec CONF-009): that `~` is not
     /// expanded, and the path to write instead when `HOME` says it.
-    pub fn tilde_hint(&self, root: &Path) -> Option<String> {
+    pub(crate) fn tilde_hint(&self, root: &Path) -> Option<String> {
         let written = self.tilde_roots.get(root)?;
         let home = self.var("HOME").filter(|h| !h.is_empty()).map(Path::new);
         // `~` and `~/x` name HOME (a component of its own); `~user/x`
@@ -281,7 +281,7 @@ impl Config {
     /// Why `SKILL_MCP_WATCH` was not understood, when it holds something
     /// other than `1`/`true` (watch) or `0`/`false`/empty (do not): a
     /// `yes` or `on` is not silently read as off (RELOAD-001).
-    pub fn watch_refusal(&self) -> Option<String> {
+    pub(crate) fn watch_refusal(&self) -> Option<String> {
         let raw = self.var("SKILL_MCP_WATCH")?;
         let v = raw.to_string_lossy();
         match v.trim() {

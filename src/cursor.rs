@@ -9,24 +9,13 @@
 use sha2::{Digest, Sha256};
 
 use crate::echo::excerpt;
-
-/// A cursor this list never handed out; the server answers it as invalid
-/// params (-32602) with this message. Typed here, so the rule does not
-/// depend on the protocol library (issue 28 §6).
-#[derive(Debug, PartialEq)]
-pub struct InvalidCursor(pub String);
-
-impl std::fmt::Display for InvalidCursor {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
+use crate::refusal::Refusal;
 
 /// The refusal of a cursor handed out for another catalog (LIST-018):
 /// the tree changed since, or the cursor came from a server of other
 /// skills. `list` names the method to call again.
-fn stale(c: &str, catalog: &str, list: &str, rules: &str) -> InvalidCursor {
-    InvalidCursor(format!(
+fn stale(c: &str, catalog: &str, list: &str, rules: &str) -> Refusal {
+    Refusal::InvalidParams(format!(
         "cursor {} is from another version of the catalog (this server serves catalog {catalog}): the skills changed \
          since it was handed out, or it came from a server of other skills. Call {list} again without a cursor ({rules}, LIST-018)",
         excerpt(c)
@@ -40,8 +29,8 @@ fn of_catalog<'c>(
     catalog: &str,
     list: &str,
     rules: &str,
-    bad: impl Fn() -> InvalidCursor,
-) -> Result<&'c str, InvalidCursor> {
+    bad: impl Fn() -> Refusal,
+) -> Result<&'c str, Refusal> {
     let (id, rest) = c.split_once('.').ok_or_else(&bad)?;
     if id.len() != 16 || !id.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
         return Err(bad());
@@ -65,17 +54,17 @@ fn decimal(s: &str) -> Option<usize> {
 /// (LIST-018); any other string was never handed out, and is an
 /// invalid-params error naming it (READ-011, SKX-008) — by an excerpt
 /// when it is long (HARD-005).
-pub fn parse(
+pub(crate) fn parse(
     cursor: Option<&str>,
     len: usize,
     page: usize,
     catalog: impl FnOnce() -> String,
     list: &str,
-) -> Result<usize, InvalidCursor> {
+) -> Result<usize, Refusal> {
     let Some(c) = cursor else { return Ok(0) };
     let catalog = catalog();
     let bad = || {
-        InvalidCursor(format!(
+        Refusal::InvalidParams(format!(
             "invalid cursor {}: it is not one this list hands out; pass back the nextCursor of the previous page (READ-011)",
             excerpt(c)
         ))
@@ -89,7 +78,7 @@ pub fn parse(
 /// The `nextCursor` of a page that ends at `end` of `len` items. The
 /// catalog's identity is asked for only when there is a next page: a list
 /// that fits one page never computes it.
-pub fn next(end: usize, len: usize, catalog: impl FnOnce() -> String) -> Option<String> {
+pub(crate) fn next(end: usize, len: usize, catalog: impl FnOnce() -> String) -> Option<String> {
     (end < len).then(|| format!("{}.{end}", catalog()))
 }
 
@@ -111,7 +100,7 @@ fn tag(catalog: &str, list: &str, offset: usize) -> String {
 /// (`skills/list`, SKX-015), so no process can tell a page start from the
 /// offset alone: `CATALOG.OFFSET.CHECK`, the check sealing the rest. Any
 /// process serving the catalog reads it back ([`unseal`]).
-pub fn sealed(catalog: &str, list: &str, offset: usize) -> String {
+pub(crate) fn sealed(catalog: &str, list: &str, offset: usize) -> String {
     format!("{catalog}.{offset}.{}", tag(catalog, list, offset))
 }
 
@@ -119,17 +108,17 @@ pub fn sealed(catalog: &str, list: &str, offset: usize) -> String {
 /// `len`. A cursor with another check was edited or never handed out
 /// (`rules` name the rule refusing it); one of another catalog is told to
 /// list again (LIST-018).
-pub fn unseal(
+pub(crate) fn unseal(
     cursor: Option<&str>,
     len: usize,
     catalog: impl FnOnce() -> String,
     list: &str,
     rules: &str,
-) -> Result<usize, InvalidCursor> {
+) -> Result<usize, Refusal> {
     let Some(c) = cursor else { return Ok(0) };
     let catalog = catalog();
     let bad = || {
-        InvalidCursor(format!(
+        Refusal::InvalidParams(format!(
             "invalid cursor {}: it is not one {list} handed out; pass back the nextCursor of the previous page ({rules})",
             excerpt(c)
         ))
@@ -166,8 +155,8 @@ mod tests {
             for bad in [rest.to_owned(), format!("{CAT}.{rest}")] {
                 let e = p(&bad, 1621, 500).err();
                 let e = e.unwrap_or_else(|| panic!("{bad:?} was accepted"));
-                assert!(e.0.contains(&format!("{bad:?}")), "{}", e.0);
-                assert!(e.0.contains("invalid cursor"), "{}", e.0);
+                assert!(e.message().contains(&format!("{bad:?}")), "{}", e.message());
+                assert!(e.message().contains("invalid cursor"), "{}", e.message());
             }
         }
         // The end of the list is not a page start, and no page size is zero.
@@ -176,7 +165,7 @@ mod tests {
         // A catalog written in capitals was never handed out.
         assert!(
             p(&format!("{}.500", CAT.to_uppercase()), 1621, 500)
-                .is_err_and(|e| e.0.contains("invalid"))
+                .is_err_and(|e| e.message().contains("invalid"))
         );
     }
 
@@ -190,7 +179,7 @@ mod tests {
             "resources/list",
         )
         .err();
-        let e = e.map(|e| e.0).unwrap_or_default();
+        let e = e.map(|e| e.to_string()).unwrap_or_default();
         assert!(e.contains("another version of the catalog"), "{e}");
         assert!(
             e.contains("Call resources/list again without a cursor"),
@@ -216,10 +205,13 @@ mod tests {
             ("4", 9, "skills/list"),
         ] {
             let e = unseal(Some(bad), len, cat, list, "SKX-008").err();
-            let e = e.map(|e| e.0).unwrap_or_default();
+            let e = e.map(|e| e.to_string()).unwrap_or_default();
             assert!(e.starts_with("invalid cursor"), "{bad}: {e}");
         }
         let e = unseal(Some(&c), 9, || OTHER.to_owned(), "skills/list", "SKX-008").err();
-        assert!(e.is_some_and(|e| e.0.contains("Call skills/list again without a cursor")));
+        assert!(e.is_some_and(|e| {
+            e.message()
+                .contains("Call skills/list again without a cursor")
+        }));
     }
 }

@@ -14,10 +14,10 @@ use crate::frontmatter::{Frontmatter, Note, Positions, Seg};
 use crate::limits::{DEFAULT_TIMEOUT_SECS, MAX_TIMEOUT_SECS};
 
 /// The frontmatter key holding the block.
-pub const BLOCK_KEY: &str = "mcp-host";
+pub(crate) const BLOCK_KEY: &str = "mcp-host";
 
 /// The one major version this server understands.
-pub const VERSION: u64 = 1;
+pub(crate) const VERSION: u64 = 1;
 
 /// Variables no script may ask for (spec DECL-006): the host's own, and
 /// every one that makes the dynamic loader, glibc, OpenSSL, node or
@@ -88,7 +88,7 @@ const OPENSSL: &str =
     "OpenSSL reads to load configuration, modules or trusted certificates (openssl-env(7))";
 
 /// Whose variable `name` is, when no script may be handed it (DECL-006).
-pub fn reserved(name: &str) -> Option<&'static str> {
+pub(crate) fn reserved(name: &str) -> Option<&'static str> {
     if NOT_RESERVED.contains(&name) {
         return None;
     }
@@ -114,23 +114,23 @@ pub struct RunEntry {
 
 /// A variable the skill proposes for the server's environment.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EnvProposal {
-    pub name: String,
-    pub secret: bool,
-    pub description: Option<String>,
-    pub required: Option<bool>,
+pub(crate) struct EnvProposal {
+    pub(crate) name: String,
+    pub(crate) secret: bool,
+    pub(crate) description: Option<String>,
+    pub(crate) required: Option<bool>,
 }
 
 /// What a skill declares. Empty when the block is absent or refused.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Declaration {
-    pub run: Vec<RunEntry>,
-    pub env: Vec<EnvProposal>,
-    pub egress: Vec<String>,
+    pub(crate) run: Vec<RunEntry>,
+    pub(crate) env: Vec<EnvProposal>,
+    pub(crate) egress: Vec<String>,
 }
 
 /// True for a portable environment variable name.
-pub fn is_env_name(s: &str) -> bool {
+pub(crate) fn is_env_name(s: &str) -> bool {
     let mut chars = s.chars();
     chars
         .next()

@@ -16,7 +16,7 @@ use serde_json::Value;
 /// client means to send — served skill names are at most 64 bytes — and
 /// keeps even a reply quoting two of them, JSON-escaped twice (a tool
 /// result's `structuredContent` and its text block), far under 4 KiB.
-pub const EXCERPT_BYTES: usize = 200;
+pub(crate) const EXCERPT_BYTES: usize = 200;
 
 /// The longest prefix of `s` whose Debug-escaped form fits in
 /// [`EXCERPT_BYTES`], cut on a character boundary. Only the prefix is
@@ -48,7 +48,7 @@ pub fn excerpt(s: &str) -> String {
 /// else its first characters then `… (N more bytes)`. For a field that
 /// echoes what was asked (a refused slot's `path`) and for a string handed
 /// to a library whose message quotes it (a tool argument of the wrong type).
-pub fn shorten(s: &str) -> Cow<'_, str> {
+pub(crate) fn shorten(s: &str) -> Cow<'_, str> {
     let h = head(s);
     if h.len() == s.len() {
         Cow::Borrowed(s)
@@ -77,7 +77,7 @@ fn shortened(v: &Value) -> Value {
 /// (HARD-005, [`EXCERPT_BYTES`]): a string of at most that many bytes, or
 /// a whole number a notification can carry exactly. Anything else is
 /// refused before any work, never echoed and never silently dropped.
-pub fn progress_token_refusal(token: &Value) -> Option<String> {
+pub(crate) fn progress_token_refusal(token: &Value) -> Option<String> {
     let what = match token {
         Value::String(s) if s.len() <= EXCERPT_BYTES => return None,
         Value::Number(n) if n.as_i64().is_some() => return None,
@@ -103,7 +103,7 @@ pub fn progress_token_refusal(token: &Value) -> Option<String> {
 /// the same verdict in the same words, quoting only excerpts. The schema
 /// is `T`'s own.
 #[derive(Debug)]
-pub struct Args<T>(pub T);
+pub(crate) struct Args<T>(pub T);
 
 impl<'de, T: DeserializeOwned> Deserialize<'de> for Args<T> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -135,7 +135,7 @@ impl<T: schemars::JsonSchema> schemars::JsonSchema for Args<T> {
 /// line and paragraph separators, tag characters — that reorders, breaks
 /// or hides the rest of the line ("Trojan Source"). The server's log
 /// (SRV-010) escapes them and `check` (CHECK-006) neutralizes them.
-pub fn invisible(c: char) -> bool {
+pub(crate) fn invisible(c: char) -> bool {
     c.is_control()
         || matches!(c,
             '\u{00ad}' | '\u{061c}' | '\u{180e}' | '\u{200b}'..='\u{200f}'

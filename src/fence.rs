@@ -50,7 +50,7 @@ pub const MAX_PATH_CHARS: usize = 1024;
 
 impl PathRule {
     /// The rule as a sentence fragment for messages.
-    pub fn describe(self) -> &'static str {
+    pub(crate) fn describe(self) -> &'static str {
         match self {
             PathRule::Empty => "it is empty",
             PathRule::Absolute => {
@@ -70,7 +70,7 @@ impl PathRule {
 /// Why the fence refused a path. Each message names the rule that refused,
 /// and quotes no more of the path than an excerpt (HARD-005).
 #[derive(Debug)]
-pub enum FenceError {
+pub(crate) enum FenceError {
     /// The string check refused the path before anything touched the disk.
     Shape { path: String, rule: PathRule },
     /// Nothing exists at the path.
@@ -200,7 +200,7 @@ fn regular(meta: &Metadata, rel: &str) -> Result<(), FenceError> {
 /// Resolves `rel` inside `skill_dir` (which must already be a real,
 /// canonical path) and checks both halves of the fence without opening
 /// anything. Returns the real path and its metadata.
-pub fn resolve(skill_dir: &Path, rel: &str) -> Result<(PathBuf, Metadata), FenceError> {
+pub(crate) fn resolve(skill_dir: &Path, rel: &str) -> Result<(PathBuf, Metadata), FenceError> {
     let path = || rel.to_owned();
     check_str(rel).map_err(|rule| FenceError::Shape { path: path(), rule })?;
     if let Some((real, meta)) = plain(skill_dir, rel) {
@@ -266,10 +266,13 @@ fn plain(skill_dir: &Path, rel: &str) -> Option<(PathBuf, Metadata)> {
 /// A file the fence opened: the descriptor, the real path it was checked
 /// as, and the metadata of the descriptor itself (not of the name).
 #[derive(Debug)]
-pub struct Opened {
-    pub file: File,
-    pub real: PathBuf,
-    pub meta: Metadata,
+pub(crate) struct Opened {
+    pub(crate) file: File,
+    /// Read only by the fence's property test (an opened file's real
+    /// path stays inside its skill).
+    #[cfg_attr(not(test), expect(dead_code))]
+    pub(crate) real: PathBuf,
+    pub(crate) meta: Metadata,
 }
 
 /// Resolves, checks and opens `rel` inside `skill_dir`, closing the
@@ -281,7 +284,7 @@ pub struct Opened {
 /// * the descriptor's own metadata must be a regular file, and the kernel's
 ///   name for it must still be the checked real path, so an intermediate
 ///   directory swapped for a symlink is caught too.
-pub fn open(skill_dir: &Path, rel: &str) -> Result<Opened, FenceError> {
+pub(crate) fn open(skill_dir: &Path, rel: &str) -> Result<Opened, FenceError> {
     let (real, _) = resolve(skill_dir, rel)?;
     open_checked(real, rel)
 }
@@ -346,10 +349,10 @@ fn descriptor_path(_file: &File) -> Option<PathBuf> {
 /// `libc` dependency is added for four constants.
 mod libc_flags {
     use nix::fcntl::OFlag;
-    pub const NOFOLLOW: i32 = OFlag::O_NOFOLLOW.bits();
-    pub const NONBLOCK: i32 = OFlag::O_NONBLOCK.bits();
-    pub const NOCTTY: i32 = OFlag::O_NOCTTY.bits();
-    pub const ELOOP: i32 = nix::errno::Errno::ELOOP as i32;
+    pub(crate) const NOFOLLOW: i32 = OFlag::O_NOFOLLOW.bits();
+    pub(crate) const NONBLOCK: i32 = OFlag::O_NONBLOCK.bits();
+    pub(crate) const NOCTTY: i32 = OFlag::O_NOCTTY.bits();
+    pub(crate) const ELOOP: i32 = nix::errno::Errno::ELOOP as i32;
 }
 
 #[cfg(test)]

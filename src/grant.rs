@@ -32,7 +32,7 @@ pub enum GrantFrom {
 
 impl GrantFrom {
     /// The wire spelling, for messages.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             GrantFrom::McpSkillRun => "MCP_SKILL_RUN",
             GrantFrom::HostedDefault => "hosted-default",
@@ -44,12 +44,12 @@ impl GrantFrom {
 /// One row of `MCP_SKILL_RUN`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Row {
-    pub skill: String,
-    pub script: String,
+pub(crate) struct Row {
+    pub(crate) skill: String,
+    pub(crate) script: String,
     /// Variables granted to this script; absent grants none.
     #[serde(default)]
-    pub env: Vec<String>,
+    pub(crate) env: Vec<String>,
 }
 
 /// The grant as read from the configuration, once per snapshot.
@@ -64,7 +64,7 @@ pub struct Grant {
 
 /// The note `skill_list` carries in the hosted case, so "nothing runs" is
 /// never mistaken for a broken server.
-pub const HOSTED_NOTE: &str = "A host started this server (a hosted marker is set) and no MCP_SKILL_RUN grant was supplied, \
+pub(crate) const HOSTED_NOTE: &str = "A host started this server (a hosted marker is set) and no MCP_SKILL_RUN grant was supplied, \
 so nothing may run. A script becomes runnable when the registration grants it; the instructions and files of every \
 skill are served either way.";
 
@@ -131,7 +131,7 @@ impl Grant {
 
     /// The first row naming this script, when a later row names it too:
     /// the grant is ambiguous and grants it nothing (GRANT-009).
-    pub fn ambiguous(&self, skill: &str, script: &str) -> Option<usize> {
+    pub(crate) fn ambiguous(&self, skill: &str, script: &str) -> Option<usize> {
         let rows = self.rows.as_ref()?;
         let mut naming = rows
             .iter()
@@ -145,7 +145,7 @@ impl Grant {
     /// Rows that grant nothing, or grant a variable nobody asked for or no
     /// script may be handed (GRANT-006, GRANT-007, GRANT-009, DECL-006):
     /// each is reported, none widens anything.
-    pub fn problems(&self, catalog: &Catalog) -> Vec<Problem> {
+    pub(crate) fn problems(&self, catalog: &Catalog) -> Vec<Problem> {
         let Some(rows) = &self.rows else {
             return Vec::new();
         };
@@ -212,23 +212,23 @@ impl Grant {
 
 /// A script that may run here, with the variables it will be handed.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Runnable {
-    pub entry: RunEntry,
-    pub env: Vec<String>,
+pub(crate) struct Runnable {
+    pub(crate) entry: RunEntry,
+    pub(crate) env: Vec<String>,
 }
 
 /// What of one skill's declaration may run here, and why the rest may not.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Scripts {
-    pub runnable: Vec<Runnable>,
+pub(crate) struct Scripts {
+    pub(crate) runnable: Vec<Runnable>,
     /// Cannot run on this deployment (interpreter, or not in the bundle).
-    pub unavailable: Vec<(String, String)>,
+    pub(crate) unavailable: Vec<(String, String)>,
     /// Could run, but the owner did not grant it.
-    pub ungranted: Vec<(String, String)>,
+    pub(crate) ungranted: Vec<(String, String)>,
 }
 
 /// The reason a declared, runnable, ungranted script gives.
-pub const UNGRANTED: &str =
+pub(crate) const UNGRANTED: &str =
     "declared by the skill and not granted for this registration, so it may not run here";
 
 /// The reason a script named by more than one grant row gives (GRANT-009).
@@ -241,7 +241,7 @@ fn ambiguous_reason(first: usize) -> String {
 
 /// Sorts one skill's declared scripts into runnable, unavailable and
 /// ungranted (GRANT-006, RUN-004).
-pub fn scripts(skill: &Skill, grant: &Grant, interpreters: &Interpreters) -> Scripts {
+pub(crate) fn scripts(skill: &Skill, grant: &Grant, interpreters: &Interpreters) -> Scripts {
     let mut out = Scripts::default();
     for entry in &skill.declaration.run {
         if let Some((_, why)) = skill

@@ -63,7 +63,7 @@ pub unsafe fn harden() -> Report {
 /// The `[env_start, env_end)` range of a `/proc/<pid>/stat` line: fields
 /// 50 and 51 (proc(5)). The fields are counted after the last `)`, since
 /// the command name (field 2) may itself hold spaces and parentheses.
-pub fn env_range(stat: &str) -> Option<(usize, usize)> {
+pub(crate) fn env_range(stat: &str) -> Option<(usize, usize)> {
     let rest = &stat[stat.rfind(')')? + 1..];
     // After ")" the first field is field 3.
     let mut fields = rest.split_ascii_whitespace().skip(50 - 3);
@@ -75,7 +75,7 @@ pub fn env_range(stat: &str) -> Option<(usize, usize)> {
 /// True when `/proc/<pid>/maps` shows `[start, end)` inside one mapping
 /// the process may write: the range is only ever written after this says
 /// so, so a stat line this code misread costs the wipe, never the process.
-pub fn writable_mapping_holds(maps: &str, start: usize, end: usize) -> bool {
+pub(crate) fn writable_mapping_holds(maps: &str, start: usize, end: usize) -> bool {
     maps.lines().any(|line| {
         let mut parts = line.split_ascii_whitespace();
         let (Some(range), Some(perms)) = (parts.next(), parts.next()) else {

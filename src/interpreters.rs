@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 /// The names in this build's set. `node` always; `python3` only in a build
 /// with the `python3` feature (the Nix `with-python` package).
-pub fn names() -> &'static [&'static str] {
+pub(crate) fn names() -> &'static [&'static str] {
     if cfg!(feature = "python3") {
         &["node", "python3"]
     } else {
@@ -32,14 +32,14 @@ fn pinned(name: &str) -> Option<&'static str> {
 
 /// One member of the set and where its executable is, if anywhere.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Interpreter {
-    pub name: &'static str,
-    pub path: Option<PathBuf>,
+pub(crate) struct Interpreter {
+    pub(crate) name: &'static str,
+    pub(crate) path: Option<PathBuf>,
 }
 
 /// The set as resolved from the boot `PATH`, once per snapshot.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Interpreters {
+pub(crate) struct Interpreters {
     members: Vec<Interpreter>,
     /// Why nothing runs here whatever a script declares (HTTP-009).
     off: Option<&'static str>,
@@ -52,7 +52,7 @@ fn is_executable(p: &Path) -> bool {
 
 impl Interpreters {
     /// Resolves every name in the set against `path_var` (the boot `PATH`).
-    pub fn resolve(path_var: Option<&OsStr>) -> Interpreters {
+    pub(crate) fn resolve(path_var: Option<&OsStr>) -> Interpreters {
         let search = |name: &str| -> Option<PathBuf> {
             std::env::split_paths(path_var?)
                 .filter(|dir| dir.is_absolute())
@@ -75,12 +75,12 @@ impl Interpreters {
     /// The same set with every lookup refused for `why` (HTTP-009: over
     /// HTTP without `--http-allow-run`, so that `skill_list` and
     /// `skill_load` list no script as runnable where no run is offered).
-    pub fn off(self, why: Option<&'static str>) -> Interpreters {
+    pub(crate) fn off(self, why: Option<&'static str>) -> Interpreters {
         Interpreters { off: why, ..self }
     }
 
     /// The names, for messages: "this deployment runs: node".
-    pub fn listed(&self) -> String {
+    pub(crate) fn listed(&self) -> String {
         self.members
             .iter()
             .map(|m| m.name)
@@ -89,7 +89,7 @@ impl Interpreters {
     }
 
     /// The executable for `name`, or why a script naming it cannot run here.
-    pub fn lookup(&self, name: &str) -> Result<&Path, String> {
+    pub(crate) fn lookup(&self, name: &str) -> Result<&Path, String> {
         if let Some(why) = self.off {
             return Err(why.to_owned());
         }

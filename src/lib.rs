@@ -12,12 +12,17 @@
 //! serving process itself out of their reach. Each module imports only
 //! modules below it (README, "Architecture"; `tests/one_way.rs` keeps it
 //! so); rule IDs in comments refer to `spec/`.
+//!
+//! The `pub` surface is named deliberately (issue 28 §6): a module or item
+//! is `pub(crate)` unless the binary (`src/main.rs`), the integration
+//! tests, the benches or the fuzz targets use it, so dead code shows up as
+//! a warning instead of hiding behind an export.
 
-pub mod bundle;
+mod bundle;
 pub mod catalog;
 pub mod check;
 pub mod config;
-pub mod cursor;
+mod cursor;
 pub mod declaration;
 pub mod echo;
 pub mod fence;
@@ -25,16 +30,17 @@ pub mod frontmatter;
 pub mod grant;
 pub mod harden;
 pub mod http;
-pub mod interpreters;
+mod interpreters;
 pub mod limits;
 pub mod problem;
-pub mod read;
+mod read;
+mod refusal;
 pub mod reload;
 pub mod run;
 pub mod search;
 pub mod server;
-pub mod shapes;
-pub mod skills_ext;
+mod shapes;
+mod skills_ext;
 pub mod snapshot;
 pub mod transport;
-pub mod uri;
+mod uri;

@@ -6,32 +6,32 @@
 /// Longest skill name this server can serve, in bytes (spec DISC-009: a
 /// skill name is 1–64 of `A-Z a-z 0-9 . _ -`). A name asked for that is
 /// longer is refused before any lookup (HARD-005): no skill has it.
-pub const MAX_SKILL_NAME_BYTES: usize = 64;
+pub(crate) const MAX_SKILL_NAME_BYTES: usize = 64;
 
 /// Largest frontmatter block read (README "The `mcp-host:` declaration
 /// block": "a 64 KiB cap"). Spec FM-004.
-pub const MAX_FRONTMATTER_BYTES: usize = 64 * 1024;
+pub(crate) const MAX_FRONTMATTER_BYTES: usize = 64 * 1024;
 
 /// Largest SKILL.md body `skill_load` returns. Past it the body is cut at a
 /// character boundary and `truncated: true` says so (spec LOAD-003). Equal to
 /// the per-file read cap so the two doors onto SKILL.md agree.
-pub const MAX_BODY_BYTES: usize = MAX_FILE_BYTES;
+pub(crate) const MAX_BODY_BYTES: usize = MAX_FILE_BYTES;
 
 /// Largest single file `skill_file` serves (README "The tools": "At most
 /// 1 MiB, `truncated: true` rather than a silent cut").
-pub const MAX_FILE_BYTES: usize = 1024 * 1024;
+pub(crate) const MAX_FILE_BYTES: usize = 1024 * 1024;
 
 /// Most files one skill's manifest lists. A bundle is content from anyone;
 /// 10,000 entries keep a hostile tree to about a MiB of manifest while real
 /// skills hold a few dozen. Past it the walk stops and says so (DISC-013).
-pub const MAX_FILES_PER_SKILL: usize = 10_000;
+pub(crate) const MAX_FILES_PER_SKILL: usize = 10_000;
 
 /// Most directories walked inside one skill, for the same reason; with the
 /// 1,024-character path rule it also bounds nesting depth (DISC-013).
-pub const MAX_DIRS_PER_SKILL: usize = 10_000;
+pub(crate) const MAX_DIRS_PER_SKILL: usize = 10_000;
 
 /// Default `skill_run` wall-clock timeout (README "The execution fence").
-pub const DEFAULT_TIMEOUT_SECS: u64 = 60;
+pub(crate) const DEFAULT_TIMEOUT_SECS: u64 = 60;
 
 /// Hard ceiling on any per-script timeout (README: "hard 300 s ceiling").
 pub const MAX_TIMEOUT_SECS: u64 = 300;
@@ -43,11 +43,11 @@ pub const MAX_BATCH_PATHS: usize = 8;
 /// Most bytes one `skill_file` call may serve, across its entries (README:
 /// "4 MiB per call"). Without it the per-file cap is defeated by
 /// multiplication: eight 1 MiB files base64 to an ~11 MiB frame.
-pub const MAX_BATCH_BYTES: usize = 4 * MAX_FILE_BYTES;
+pub(crate) const MAX_BATCH_BYTES: usize = 4 * MAX_FILE_BYTES;
 
 /// Prompts or resources per `*/list` page, so a catalog of 100,000 files
 /// never becomes one giant frame (spec READ-011).
-pub const LIST_PAGE_SIZE: usize = 500;
+pub(crate) const LIST_PAGE_SIZE: usize = 500;
 
 /// The most characters of JSON any one answer holds (spec LIST-005): a
 /// `skill_list` page, a `skill_load` manifest. Claude Code replaces a tool
@@ -59,7 +59,7 @@ pub const ANSWER_BUDGET_CHARS: usize = 40_000;
 
 /// Overrides [`ANSWER_BUDGET_CHARS`]: a whole number from
 /// [`MIN_ANSWER_BUDGET_CHARS`] to [`MAX_ANSWER_BUDGET_CHARS`].
-pub const ANSWER_BUDGET_VAR: &str = "SKILL_MCP_ANSWER_BUDGET";
+pub(crate) const ANSWER_BUDGET_VAR: &str = "SKILL_MCP_ANSWER_BUDGET";
 
 /// A budget below this could not hold one ordinary skill entry.
 pub const MIN_ANSWER_BUDGET_CHARS: usize = 2_000;
@@ -69,21 +69,21 @@ pub const MAX_ANSWER_BUDGET_CHARS: usize = 16 * 1024 * 1024;
 
 /// The longest `skill_list` query (LIST-006): a few words, not a document;
 /// longer is refused before any matching.
-pub const MAX_QUERY_BYTES: usize = 1024;
+pub(crate) const MAX_QUERY_BYTES: usize = 1024;
 
 /// How much of each SKILL.md body `query` reads (LIST-010): the opening of
 /// a body says what the skill is for; the rest is steps and reference,
 /// which would outweigh the description and cost memory at 10,000 skills.
-pub const SEARCH_BODY_BYTES: usize = 4 * 1024;
+pub(crate) const SEARCH_BODY_BYTES: usize = 4 * 1024;
 
 /// The largest file of an embedding model read (LIST-017): a static
 /// embedding of 32,000 tokens × 256 dimensions is 16 MiB in f16 and the
 /// largest model2vec models a few hundred; a file past this is not one.
-pub const MAX_MODEL_FILE_BYTES: u64 = 1024 * 1024 * 1024;
+pub(crate) const MAX_MODEL_FILE_BYTES: u64 = 1024 * 1024 * 1024;
 
 /// Where the owner keeps a model2vec model for ranking `query` by meaning
 /// (LIST-017); unset, `query` ranks by words alone.
-pub const EMBEDDINGS_VAR: &str = "SKILL_MCP_EMBEDDINGS";
+pub(crate) const EMBEDDINGS_VAR: &str = "SKILL_MCP_EMBEDDINGS";
 
 /// The most characters the `initialize` instructions spend listing the
 /// catalog (spec LIST-014): every skill as `name: first sentence`, so a
@@ -93,7 +93,7 @@ pub const INSTRUCTIONS_INDEX_CHARS: usize = 8_000;
 
 /// Overrides [`INSTRUCTIONS_INDEX_CHARS`]: a whole number from 0 (list no
 /// skill, only count them) to [`MAX_INSTRUCTIONS_INDEX_CHARS`].
-pub const INSTRUCTIONS_INDEX_VAR: &str = "SKILL_MCP_INSTRUCTIONS_CHARS";
+pub(crate) const INSTRUCTIONS_INDEX_VAR: &str = "SKILL_MCP_INSTRUCTIONS_CHARS";
 
 /// The most an owner may let the instructions spend on the catalog: past
 /// this a listing costs a model's context more than a query would.
@@ -102,53 +102,53 @@ pub const MAX_INSTRUCTIONS_INDEX_CHARS: usize = 200_000;
 /// The most themes the instructions name for a catalog too large to list
 /// (LIST-014), and how many skills a word of their names must be shared by
 /// to be one.
-pub const MAX_THEMES: usize = 12;
-pub const MIN_THEME_SKILLS: usize = 3;
+pub(crate) const MAX_THEMES: usize = 12;
+pub(crate) const MIN_THEME_SKILLS: usize = 3;
 
 /// Most unreadable roots the `initialize` instructions name (spec
 /// LIST-016): enough for a mistyped root or two to be told to the user;
 /// a longer `MCP_SKILLS_PATH` that fails whole is counted past these.
-pub const INSTRUCTIONS_UNREADABLE_ROOTS: usize = 3;
+pub(crate) const INSTRUCTIONS_UNREADABLE_ROOTS: usize = 3;
 
 /// Most `problems` entries one scan logs to stderr, one line each (spec
 /// SRV-010); past it one more line counts the rest. A person reads the
 /// first fifty; a tree of 10,000 broken skills must not bury the log.
-pub const MAX_LOGGED_PROBLEMS: usize = 50;
+pub(crate) const MAX_LOGGED_PROBLEMS: usize = 50;
 
 /// Most characters of one such line: a path and its detail fit, while a
 /// 60 KiB key name quoted in a detail does not make one line a screenful.
-pub const MAX_LOGGED_LINE_CHARS: usize = 1_000;
+pub(crate) const MAX_LOGGED_LINE_CHARS: usize = 1_000;
 
 /// Skills on a page of a `query` answer unless `limit` says otherwise
 /// (LIST-011): a model reads the first few; more only cost its context.
-pub const QUERY_PAGE_SKILLS: u32 = 10;
+pub(crate) const QUERY_PAGE_SKILLS: u32 = 10;
 
 /// Most skills on one `skills/list` page (spec SKX-008); a page also
 /// stops where its next entry would take it past the answer budget
 /// (SKX-015), so this only bounds how many entries one page builds.
-pub const SKILLS_PAGE_SIZE: usize = 100;
+pub(crate) const SKILLS_PAGE_SIZE: usize = 100;
 
 /// Most resources SEP-2640 says a skill served with a manifest should
 /// list (its "SHOULD NOT serve a skill over 512 resources"). A skill with
 /// more is served with `resources: "dynamic"` (spec SKX-013).
-pub const SKX_MAX_RESOURCES: usize = 512;
+pub(crate) const SKX_MAX_RESOURCES: usize = 512;
 
 /// Most bytes, all its files together, of a skill served with a manifest:
 /// SEP-2640's 16 MiB. It is also the per-skill cap on hashing: no request
 /// hashes more than this for one skill, so a 64 GiB file costs nothing
 /// (spec SKX-012, SKX-013).
-pub const SKX_MAX_SKILL_BYTES: u64 = 16 * 1024 * 1024;
+pub(crate) const SKX_MAX_SKILL_BYTES: u64 = 16 * 1024 * 1024;
 
 /// Threads of the digest pool (spec SKX-012): hashing runs there, never
 /// on the two blocking threads every read shares, so a skill being
 /// hashed delays only other digests. Two, for the two cores the server
 /// is sized for; a request hashes at most [`SKX_MAX_SKILL_BYTES`].
-pub const DIGEST_THREADS: usize = 2;
+pub(crate) const DIGEST_THREADS: usize = 2;
 
 /// Most files a `skills/list` page whose digests and frontmatter are all
 /// kept may `stat` on the async thread that received it (SKX-012): about a
 /// millisecond of kernel time. A page past it goes to the digest pool.
-pub const KEPT_INLINE_STATS: usize = 4_096;
+pub(crate) const KEPT_INLINE_STATS: usize = 4_096;
 
 /// A digest is trusted without hashing again only when its file's mtime
 /// and ctime are at least this much older than the moment hashing began:
@@ -156,56 +156,56 @@ pub const KEPT_INLINE_STATS: usize = 4_096;
 /// clocks, or a file system with 2 s times) would otherwise keep its
 /// stamp with new bytes. Such a digest is served but re-hashed on next
 /// use (spec SKX-014; git's "racily clean" rule).
-pub const DIGEST_SETTLE_SECS: u64 = 2;
+pub(crate) const DIGEST_SETTLE_SECS: u64 = 2;
 
 /// Largest HTTP request body read (spec HTTP-006): every tool argument is
 /// capped far below it (64 run arguments of 8 KiB, 8 paths, a 1 KiB
 /// query), and with [`MAX_HTTP_IN_FLIGHT`] bodies held at once it bounds
 /// what bodies can cost (512 MiB at worst). rmcp's own default, too.
-pub const MAX_HTTP_BODY_BYTES: usize = 4 * 1024 * 1024;
+pub(crate) const MAX_HTTP_BODY_BYTES: usize = 4 * 1024 * 1024;
 
 /// Requests in flight over HTTP across every client (spec HTTP-007); one
 /// session holds at most the stdio transport's 64 of them.
-pub const MAX_HTTP_IN_FLIGHT: usize = 128;
+pub(crate) const MAX_HTTP_IN_FLIGHT: usize = 128;
 
 /// Open HTTP sessions at once (spec HTTP-008): an `initialize` past it is
 /// refused, so a flood of them costs a bounded amount of memory.
-pub const MAX_HTTP_SESSIONS: usize = 1_024;
+pub(crate) const MAX_HTTP_SESSIONS: usize = 1_024;
 
 /// A session no request has touched for this long is closed (HTTP-008).
-pub const HTTP_SESSION_IDLE_SECS: u64 = 300;
+pub(crate) const HTTP_SESSION_IDLE_SECS: u64 = 300;
 
 /// Open HTTP connections at once (HTTP-008): past it, new connections
 /// wait to be accepted.
-pub const MAX_HTTP_CONNECTIONS: usize = 2_048;
+pub(crate) const MAX_HTTP_CONNECTIONS: usize = 2_048;
 
 /// How long a client may take to send a request's headers, and then its
 /// body (HTTP-008): a client that trickles bytes holds no slot for longer.
-pub const HTTP_READ_TIMEOUT_SECS: u64 = 30;
+pub(crate) const HTTP_READ_TIMEOUT_SECS: u64 = 30;
 
 /// How long an answer may wait for a client that reads none of it
 /// (HTTP-008): past it the connection is closed, so an answer nobody reads
 /// does not hold its memory for as long as the client keeps the socket.
-pub const HTTP_WRITE_TIMEOUT_SECS: u64 = 30;
+pub(crate) const HTTP_WRITE_TIMEOUT_SECS: u64 = 30;
 
 /// Largest buffer a connection reads into (HTTP-006), which bounds a
 /// request's headers: past it hyper answers 431.
-pub const MAX_HTTP_HEAD_BYTES: usize = 64 * 1024;
+pub(crate) const MAX_HTTP_HEAD_BYTES: usize = 64 * 1024;
 
 /// Shortest bearer token accepted (HTTP-005): 16 bytes of a random token
 /// is past guessing; a shorter one is a password.
-pub const MIN_HTTP_TOKEN_BYTES: usize = 16;
+pub(crate) const MIN_HTTP_TOKEN_BYTES: usize = 16;
 
 /// How long a confirmed `skill_run` waits for the human's answer to its
 /// elicitation (RUN-028): long enough to read a plan and decide, short
 /// enough that an unanswered prompt does not hold the call for ever. Past
 /// it nothing runs and the call says so.
-pub const ELICIT_TIMEOUT_SECS: usize = 120;
+pub(crate) const ELICIT_TIMEOUT_SECS: usize = 120;
 
 /// The variable that sets another wait than [`ELICIT_TIMEOUT_SECS`]
 /// (RUN-028): a team's host may give people longer to look.
-pub const ELICIT_TIMEOUT_VAR: &str = "SKILL_MCP_ELICIT_TIMEOUT_SECS";
+pub(crate) const ELICIT_TIMEOUT_VAR: &str = "SKILL_MCP_ELICIT_TIMEOUT_SECS";
 
 /// The longest wait [`ELICIT_TIMEOUT_VAR`] may set: an hour. Past it a
 /// prompt nobody answers holds the call, and its run lock, for good.
-pub const MAX_ELICIT_TIMEOUT_SECS: usize = 3600;
+pub(crate) const MAX_ELICIT_TIMEOUT_SECS: usize = 3600;

@@ -51,7 +51,7 @@ pub enum Reason {
 impl Reason {
     /// The code as `problems` spells it (`root-unreadable`): its serde
     /// spelling, so a log line or report cannot drift from the wire.
-    pub fn code(self) -> std::borrow::Cow<'static, str> {
+    pub(crate) fn code(self) -> std::borrow::Cow<'static, str> {
         match serde_json::to_value(self) {
             Ok(serde_json::Value::String(s)) => s.into(),
             _ => "problem".into(),
@@ -63,20 +63,24 @@ impl Reason {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, JsonSchema)]
 pub struct Problem {
     /// The file or directory concerned.
-    pub path: String,
+    pub(crate) path: String,
     pub reason: Reason,
     /// What happened, for a person.
-    pub detail: String,
+    pub(crate) detail: String,
     /// Line in SKILL.md, for frontmatter and declaration findings.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub line: Option<usize>,
+    pub(crate) line: Option<usize>,
     /// Column in SKILL.md, with `line`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub column: Option<usize>,
+    pub(crate) column: Option<usize>,
 }
 
 impl Problem {
-    pub fn new(path: impl Into<String>, reason: Reason, detail: impl Into<String>) -> Problem {
+    pub(crate) fn new(
+        path: impl Into<String>,
+        reason: Reason,
+        detail: impl Into<String>,
+    ) -> Problem {
         Problem {
             path: path.into(),
             reason,
@@ -87,7 +91,7 @@ impl Problem {
     }
 
     /// With a SKILL.md position, also written into the detail for people.
-    pub fn at(mut self, line: Option<usize>, column: Option<usize>) -> Problem {
+    pub(crate) fn at(mut self, line: Option<usize>, column: Option<usize>) -> Problem {
         if let (Some(l), Some(c)) = (line, column)
             && !self.detail.contains("(line ")
         {

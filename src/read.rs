@@ -10,25 +10,25 @@ use std::os::unix::fs::MetadataExt;
 
 /// What a bounded read got.
 #[derive(Debug)]
-pub struct Capped {
+pub(crate) struct Capped {
     /// Exactly min(size, cap) bytes: the file's first bytes, as they were
     /// while it did not change.
-    pub bytes: Vec<u8>,
+    pub(crate) bytes: Vec<u8>,
     /// True when the file held more than `cap` bytes.
-    pub truncated: bool,
+    pub(crate) truncated: bool,
     /// The file's size when it was opened, which it still had after the read.
-    pub size: u64,
+    pub(crate) size: u64,
 }
 
 /// The file changed while it was read (spec READ-015): its length or its
 /// modification time moved, or it held fewer bytes than its length said.
 /// Nothing of such a read is served, since no `size` would be true of it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Changed {
+pub(crate) struct Changed {
     /// Its length when it was opened (what the caps were sized from).
-    pub opened: u64,
+    pub(crate) opened: u64,
     /// Its length after the read.
-    pub now: u64,
+    pub(crate) now: u64,
 }
 
 impl fmt::Display for Changed {
@@ -46,7 +46,7 @@ impl std::error::Error for Changed {}
 
 /// Why a bounded read served nothing.
 #[derive(Debug)]
-pub enum ReadError {
+pub(crate) enum ReadError {
     Io(io::Error),
     Changed(Changed),
 }
@@ -92,7 +92,7 @@ impl From<ReadError> for io::Error {
 /// is always consistent with the `size` reported beside it. The change
 /// time is compared too because a rewrite can restore the modification
 /// time (`touch -r`, `rsync -t`) but never the change time.
-pub fn read_capped(file: &File, opened: &Metadata, cap: usize) -> Result<Capped, ReadError> {
+pub(crate) fn read_capped(file: &File, opened: &Metadata, cap: usize) -> Result<Capped, ReadError> {
     let len = opened.len();
     let want = len.min(cap as u64);
     let mut bytes = Vec::with_capacity(usize::try_from(want).unwrap_or(cap));
@@ -123,7 +123,7 @@ pub fn read_capped(file: &File, opened: &Metadata, cap: usize) -> Result<Capped,
 /// The longest prefix of `bytes` that is valid UTF-8, allowing only a
 /// character cut at the very end (which a capped read can cause).
 /// `Err(offset)` names the first invalid byte.
-pub fn utf8_prefix(bytes: &[u8], cut: bool) -> Result<&str, usize> {
+pub(crate) fn utf8_prefix(bytes: &[u8], cut: bool) -> Result<&str, usize> {
     match std::str::from_utf8(bytes) {
         Ok(s) => Ok(s),
         Err(e) if cut && e.error_len().is_none() => {

@@ -28,7 +28,7 @@ use crate::snapshot::Snapshot;
 pub const DEBOUNCE: Duration = Duration::from_millis(300);
 
 /// The longest a stream of changes can put off a rescan.
-pub const SETTLE_MAX: Duration = Duration::from_secs(5);
+pub(crate) const SETTLE_MAX: Duration = Duration::from_secs(5);
 
 /// The current snapshot and the state of reloading.
 #[derive(Debug)]
@@ -77,9 +77,9 @@ impl Peers {
 
 /// What a swap changed, to decide which notifications to send.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Changed {
-    pub prompts: bool,
-    pub resources: bool,
+pub(crate) struct Changed {
+    pub(crate) prompts: bool,
+    pub(crate) resources: bool,
 }
 
 /// A digest of what `prompts/list` would show.
@@ -116,7 +116,7 @@ fn resources_fingerprint(s: &Snapshot) -> u64 {
 }
 
 impl Live {
-    pub fn new(snapshot: Snapshot) -> Live {
+    pub(crate) fn new(snapshot: Snapshot) -> Live {
         Live {
             current: RwLock::new(Arc::new(snapshot)),
             refused: Mutex::new(None),
@@ -125,7 +125,7 @@ impl Live {
     }
 
     /// The snapshot a request works on from start to end.
-    pub fn current(&self) -> Arc<Snapshot> {
+    pub(crate) fn current(&self) -> Arc<Snapshot> {
         match self.current.read() {
             Ok(g) => Arc::clone(&g),
             Err(poisoned) => Arc::clone(&poisoned.into_inner()),
@@ -133,14 +133,14 @@ impl Live {
     }
 
     /// Why the last rescan was not swapped in, if it was not.
-    pub fn refused(&self) -> Option<String> {
+    pub(crate) fn refused(&self) -> Option<String> {
         self.refused.lock().ok().and_then(|g| g.clone())
     }
 
     /// Scans anew and swaps the result in when it can be trusted and differs
     /// (RELOAD-002, RELOAD-003). Returns what changed; `None` when nothing
     /// was swapped.
-    pub fn rescan(&self, config: &Config) -> Option<Changed> {
+    pub(crate) fn rescan(&self, config: &Config) -> Option<Changed> {
         let _one = self.rescanning.lock().ok()?;
         let old = self.current();
         let next = Snapshot::build(config.clone(), old.generation + 1);

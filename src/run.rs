@@ -35,29 +35,29 @@ use crate::interpreters::Interpreters;
 /// script gets `PATH`, `HOME`, `LANG`, `TZ`, `TMPDIR`, `MCP_DATA_DIR` when
 /// the host set one"). It mirrors mcp-host's `INSTALL_ALLOWLIST`: a host
 /// constant a declaration cannot widen by one name.
-pub const ENV_ALLOWLIST: &[&str] = &["PATH", "HOME", "LANG", "TZ", "TMPDIR", "MCP_DATA_DIR"];
+pub(crate) const ENV_ALLOWLIST: &[&str] = &["PATH", "HOME", "LANG", "TZ", "TMPDIR", "MCP_DATA_DIR"];
 
 /// Most arguments one run takes.
-pub const MAX_ARGS: usize = 64;
+pub(crate) const MAX_ARGS: usize = 64;
 /// Most bytes of arguments one run takes, in all: pass a path, not a payload.
-pub const MAX_ARG_BYTES: usize = 8 * 1024;
+pub(crate) const MAX_ARG_BYTES: usize = 8 * 1024;
 /// Bytes kept per output stream; past it the stream is drained and dropped.
 pub const MAX_STREAM_BYTES: usize = 1024 * 1024;
 /// Between SIGTERM and SIGKILL to the process group on timeout.
-pub const KILL_GRACE: Duration = Duration::from_millis(2000);
+pub(crate) const KILL_GRACE: Duration = Duration::from_millis(2000);
 /// How long after the script exits its pipes may keep delivering output.
-pub const DRAIN: Duration = Duration::from_millis(250);
+pub(crate) const DRAIN: Duration = Duration::from_millis(250);
 /// Beyond timeout + grace + drain, before the call returns regardless.
-pub const HARD_SLACK: Duration = Duration::from_millis(1000);
+pub(crate) const HARD_SLACK: Duration = Duration::from_millis(1000);
 /// How often a run with a progress token reports (RUN-022): twice a
 /// second, so "at least once a second" holds with scheduling jitter, and a
 /// client that resets its own request timeout on progress never reaches it.
-pub const PROGRESS_EVERY: Duration = Duration::from_millis(500);
+pub(crate) const PROGRESS_EVERY: Duration = Duration::from_millis(500);
 
 /// The note attached to a failed run on a machine that looks fenced
 /// (README "Hosting on mcp-host"; spec RUN-016: a hosted marker or a proxy
 /// variable is set, [`Config::looks_fenced`]).
-pub const FENCED_NOTE: &str = "This machine looks fenced (a hosted marker or a proxy variable is set in this server's \
+pub(crate) const FENCED_NOTE: &str = "This machine looks fenced (a hosted marker or a proxy variable is set in this server's \
 environment): a script's network is usually limited to a declared egress allowlist, reached through a loopback proxy. \
 A host that is not on the list appears either as an HTTP 403 from that proxy or as a plain timeout, and the two cannot \
 be told apart from inside the script: if this failure looks like a network failure, the fix is the registration's \
@@ -66,7 +66,7 @@ egress policy, not the script.";
 /// Why a run was refused. Each message names the rule and the next step,
 /// and quotes no more of the script asked for than an excerpt (HARD-005).
 #[derive(Debug)]
-pub enum RunError {
+pub(crate) enum RunError {
     /// Not in the skill's `mcp-host.run` block at all.
     NotDeclared {
         skill: String,
@@ -167,20 +167,20 @@ impl std::error::Error for RunError {}
 
 /// Exactly what would run: the dry run shows it and the run executes it.
 #[derive(Debug, Clone)]
-pub struct Plan {
-    pub skill: String,
-    pub script: String,
-    pub interpreter: String,
+pub(crate) struct Plan {
+    pub(crate) skill: String,
+    pub(crate) script: String,
+    pub(crate) interpreter: String,
     /// The exact argv: interpreter's absolute path, script's real path, args.
-    pub argv: Vec<String>,
-    pub cwd: PathBuf,
-    pub timeout_ms: u64,
+    pub(crate) argv: Vec<String>,
+    pub(crate) cwd: PathBuf,
+    pub(crate) timeout_ms: u64,
     /// The environment handed over, built from nothing.
     env: Vec<(OsString, OsString)>,
     /// Names in `env`, sorted.
-    pub env_names: Vec<String>,
+    pub(crate) env_names: Vec<String>,
     /// Granted names the server's environment does not set.
-    pub env_not_set: Vec<String>,
+    pub(crate) env_not_set: Vec<String>,
 }
 
 fn check_args(args: &[String]) -> Result<(), RunError> {
@@ -200,7 +200,7 @@ fn check_args(args: &[String]) -> Result<(), RunError> {
 /// Decides whether `script` of `skill` may run with `args`, and exactly how
 /// (RUN-001..RUN-008). Every refusal a run would meet is met here, so the
 /// preview refuses what the run would refuse.
-pub fn plan(
+pub(crate) fn plan(
     skill: &Skill,
     scripts: &Scripts,
     interpreters: &Interpreters,
@@ -282,22 +282,22 @@ pub fn plan(
 
 /// One captured stream.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Captured {
-    pub text: String,
+pub(crate) struct Captured {
+    pub(crate) text: String,
     /// `utf-8`, or `base64` when the bytes are not UTF-8.
-    pub encoding: &'static str,
-    pub truncated: bool,
+    pub(crate) encoding: &'static str,
+    pub(crate) truncated: bool,
 }
 
 /// How a run ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Outcome {
-    pub exit_code: Option<i32>,
-    pub signal: Option<String>,
-    pub timed_out: bool,
-    pub duration_ms: u64,
-    pub stdout: Captured,
-    pub stderr: Captured,
+pub(crate) struct Outcome {
+    pub(crate) exit_code: Option<i32>,
+    pub(crate) signal: Option<String>,
+    pub(crate) timed_out: bool,
+    pub(crate) duration_ms: u64,
+    pub(crate) stdout: Captured,
+    pub(crate) stderr: Captured,
 }
 
 /// A stream's bytes so far, shared with its reader so a settled run can
@@ -375,23 +375,23 @@ impl Drop for GroupGuard {
 
 /// How long a run has been going, for a client's progress notifications.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Tick {
-    pub elapsed_ms: u64,
-    pub timeout_ms: u64,
+pub(crate) struct Tick {
+    pub(crate) elapsed_ms: u64,
+    pub(crate) timeout_ms: u64,
 }
 
 /// What a run is told from outside while it goes: `cancelled` resolves
 /// when the client cancels the call (`notifications/cancelled`), and
 /// `progress`, when the client asked for progress, receives a [`Tick`]
 /// every [`PROGRESS_EVERY`] until the run settles.
-pub struct Watch<C> {
-    pub cancelled: C,
-    pub progress: Option<tokio::sync::mpsc::UnboundedSender<Tick>>,
+pub(crate) struct Watch<C> {
+    pub(crate) cancelled: C,
+    pub(crate) progress: Option<tokio::sync::mpsc::UnboundedSender<Tick>>,
 }
 
 /// The one-at-a-time lock (RUN-011): a second run is refused at once as
 /// busy, never queued, so a waiting caller's budget is never spent waiting.
-pub struct RunLock {
+pub(crate) struct RunLock {
     held: AsyncMutex<()>,
     /// Becomes true when the client hangs up: a run in progress is then
     /// killed at once rather than left to its timeout (RUN-009).
@@ -400,7 +400,7 @@ pub struct RunLock {
 
 impl RunLock {
     /// A lock whose runs end when `hangup` turns true.
-    pub fn new(hangup: Option<tokio::sync::watch::Receiver<bool>>) -> RunLock {
+    pub(crate) fn new(hangup: Option<tokio::sync::watch::Receiver<bool>>) -> RunLock {
         RunLock {
             held: AsyncMutex::new(()),
             hangup,
@@ -409,7 +409,7 @@ impl RunLock {
 
     /// Runs `plan` while holding the lock, or refuses as busy. The lock is
     /// released when the run settles, a cancelled one included.
-    pub async fn run<C: Future<Output = ()>>(
+    pub(crate) async fn run<C: Future<Output = ()>>(
         &self,
         plan: &Plan,
         watch: Watch<C>,
@@ -434,7 +434,7 @@ async fn hung_up(hangup: Option<tokio::sync::watch::Receiver<bool>>) {
 /// group, SIGTERM then SIGKILL to the group on timeout, and a settle on the
 /// process exiting plus a short drain under a hard deadline — never on the
 /// pipes closing, which a detached grandchild could hold open for ever.
-pub async fn execute<C: Future<Output = ()>>(
+pub(crate) async fn execute<C: Future<Output = ()>>(
     plan: &Plan,
     hangup: Option<tokio::sync::watch::Receiver<bool>>,
     watch: Watch<C>,
@@ -620,7 +620,7 @@ fn signal_name(sig: i32) -> String {
 }
 
 /// True when a run failed in a way the fenced-machine note is about.
-pub fn failed(o: &Outcome) -> bool {
+pub(crate) fn failed(o: &Outcome) -> bool {
     o.timed_out || o.exit_code != Some(0)
 }
 

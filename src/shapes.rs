@@ -23,7 +23,7 @@ use crate::problem::Problem;
 /// [`RestrictFormats`], which removes, in every subschema, any `format`
 /// the draft named by the schema's `$schema` does not define. rmcp builds
 /// the schemas with fixed settings, so this runs on what it built, once.
-pub fn plain_schema(schema: &Map<String, Value>) -> Map<String, Value> {
+pub(crate) fn plain_schema(schema: &Map<String, Value>) -> Map<String, Value> {
     let mut schema = Schema::from(schema.clone());
     RestrictFormats::default().transform(&mut schema);
     match schema.to_value() {
@@ -38,195 +38,195 @@ pub fn plain_schema(schema: &Map<String, Value>) -> Map<String, Value> {
 pub struct SkillList {
     /// The configured roots, absolute, in order — at most as many as fit
     /// a quarter of the answer budget (LIST-005).
-    pub roots: Vec<String>,
+    pub(crate) roots: Vec<String>,
     /// How many roots are configured, when `roots` could not hold them
     /// all (`skill-mcp check` lists every one).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub roots_total: Option<usize>,
-    pub roots_from: RootsFrom,
-    pub grant_from: GrantFrom,
+    pub(crate) roots_total: Option<usize>,
+    pub(crate) roots_from: RootsFrom,
+    pub(crate) grant_from: GrantFrom,
     /// Present in the hosted case: why nothing runs.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub grant_note: Option<String>,
+    pub(crate) grant_note: Option<String>,
     /// Present when `MCP_SKILL_RUN` could not be read.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub grant_error: Option<String>,
+    pub(crate) grant_error: Option<String>,
     /// Which scan this is: 1 at boot, one more per rescan swapped in.
-    pub generation: u64,
+    pub(crate) generation: u64,
     /// When this scan started (RFC 3339, UTC).
-    pub scanned_at: String,
+    pub(crate) scanned_at: String,
     /// Why the last rescan was not swapped in, when it was not.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub reload_refused: Option<String>,
+    pub(crate) reload_refused: Option<String>,
     /// Every skill served, sorted by name — or, when the answer is paged
     /// or searched, this page's (LIST-005, LIST-006).
-    pub skills: Vec<SkillSummary>,
+    pub(crate) skills: Vec<SkillSummary>,
     /// Everything that was not served, or was read and ignored — paged
     /// after the skills when the answer is.
-    pub problems: Vec<Problem>,
+    pub(crate) problems: Vec<Problem>,
     /// How many skills the whole answer holds (all, or all that match the
     /// query): present when the answer is paged or searched.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub total: Option<usize>,
+    pub(crate) total: Option<usize>,
     /// How many problems there are in all: present when the answer is
     /// paged or searched.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub problems_total: Option<usize>,
+    pub(crate) problems_total: Option<usize>,
     /// Pass it back as `cursor` (with the same query and limit) for the
     /// next page; absent on the last.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub next_cursor: Option<String>,
+    pub(crate) next_cursor: Option<String>,
     /// What this page holds and how to get the rest.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub note: Option<String>,
+    pub(crate) note: Option<String>,
 }
 
 /// `skill_list`'s arguments, every one optional (LIST-005, LIST-006).
 #[derive(Debug, Default, Deserialize, JsonSchema)]
-pub struct ListArgs {
+pub(crate) struct ListArgs {
     /// Words to look for in each skill's name, description and when-to-use;
     /// the best matches come first. Use it when the catalog is large.
     #[serde(default)]
-    pub query: Option<String>,
+    pub(crate) query: Option<String>,
     /// The nextCursor of the previous page, to continue the same listing.
     #[serde(default)]
-    pub cursor: Option<String>,
+    pub(crate) cursor: Option<String>,
     /// At most this many skills in one page.
     #[serde(default)]
     #[schemars(range(min = 1))]
-    pub limit: Option<u32>,
+    pub(crate) limit: Option<u32>,
 }
 
 /// One skill in `skill_list`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct SkillSummary {
-    pub name: String,
+pub(crate) struct SkillSummary {
+    pub(crate) name: String,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
+    pub(crate) description: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub when_to_use: Option<String>,
+    pub(crate) when_to_use: Option<String>,
     /// The configured root it was found under.
-    pub source: String,
+    pub(crate) source: String,
     /// Number of bundled files, SKILL.md included.
-    pub files: usize,
+    pub(crate) files: usize,
     /// Their total size.
-    pub bytes: u64,
+    pub(crate) bytes: u64,
     /// True when at least one script may run here.
-    pub executable: bool,
+    pub(crate) executable: bool,
     /// Exactly the scripts that may run here.
-    pub scripts: Vec<ScriptSummary>,
+    pub(crate) scripts: Vec<ScriptSummary>,
     /// Declared scripts this deployment cannot run, and why.
-    pub unavailable_scripts: Vec<Refused>,
+    pub(crate) unavailable_scripts: Vec<Refused>,
     /// Declared, runnable scripts the owner did not grant.
-    pub ungranted_scripts: Vec<Refused>,
+    pub(crate) ungranted_scripts: Vec<Refused>,
     /// Hosts the skill says it reaches (a proposal, never a permission).
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub declared_egress: Vec<String>,
+    pub(crate) declared_egress: Vec<String>,
 }
 
 /// A script that may run.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct ScriptSummary {
-    pub script: String,
-    pub interpreter: String,
-    pub timeout_ms: u64,
+pub(crate) struct ScriptSummary {
+    pub(crate) script: String,
+    pub(crate) interpreter: String,
+    pub(crate) timeout_ms: u64,
     /// Names of the variables it will be handed beyond the fixed allowlist.
-    pub env: Vec<String>,
+    pub(crate) env: Vec<String>,
 }
 
 /// A declared script that may not run, with the reason.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct Refused {
-    pub script: String,
-    pub reason: String,
+pub(crate) struct Refused {
+    pub(crate) script: String,
+    pub(crate) reason: String,
 }
 
 /// `skill_load`'s arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct NameArgs {
+pub(crate) struct NameArgs {
     /// The skill's name, exactly as skill_list reports it.
-    pub name: String,
+    pub(crate) name: String,
     /// The filesCursor of the previous answer, for the next page of a
     /// manifest too large for one answer.
     #[serde(default)]
-    pub files_cursor: Option<String>,
+    pub(crate) files_cursor: Option<String>,
 }
 
 /// `skill_load`'s result.
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SkillLoad {
-    pub name: String,
+    pub(crate) name: String,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
+    pub(crate) description: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub when_to_use: Option<String>,
-    pub source: String,
+    pub(crate) when_to_use: Option<String>,
+    pub(crate) source: String,
     /// The SKILL.md body after the frontmatter, byte for byte.
     pub body: String,
     /// True when the body was over 1 MiB and was cut.
-    pub truncated: bool,
+    pub(crate) truncated: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub truncation_note: Option<String>,
+    pub(crate) truncation_note: Option<String>,
     /// The bundle's files — or, when the manifest is too large for one
     /// answer, this page of them (LIST-007).
-    pub files: Vec<FileSummary>,
+    pub(crate) files: Vec<FileSummary>,
     /// How many files the bundle holds: present when `files` is a page.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub files_total: Option<usize>,
+    pub(crate) files_total: Option<usize>,
     /// Pass it back as `filesCursor` for the next page of `files`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub files_cursor: Option<String>,
+    pub(crate) files_cursor: Option<String>,
     /// What this page of `files` holds and how to get the rest.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub files_note: Option<String>,
+    pub(crate) files_note: Option<String>,
     /// Every declared script, and whether it may run here.
-    pub scripts: Vec<LoadScript>,
+    pub(crate) scripts: Vec<LoadScript>,
 }
 
 /// One manifest entry.
 #[derive(Debug, Serialize, JsonSchema)]
-pub struct FileSummary {
-    pub path: String,
-    pub size: u64,
+pub(crate) struct FileSummary {
+    pub(crate) path: String,
+    pub(crate) size: u64,
 }
 
 /// A declared script in `skill_load`.
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct LoadScript {
-    pub script: String,
-    pub interpreter: String,
-    pub runnable_here: bool,
+pub(crate) struct LoadScript {
+    pub(crate) script: String,
+    pub(crate) interpreter: String,
+    pub(crate) runnable_here: bool,
 }
 
 /// `skill_file`'s arguments: `path` or `paths`, never both.
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct FileArgs {
+pub(crate) struct FileArgs {
     /// The skill's name, exactly as skill_list reports it.
-    pub name: String,
+    pub(crate) name: String,
     /// One path relative to the skill's directory, as skill_load lists it.
     #[serde(default)]
-    pub path: Option<String>,
+    pub(crate) path: Option<String>,
     /// Up to 8 such paths, read in one call (at most 4 MiB served in all).
     #[serde(default)]
-    pub paths: Option<Vec<String>>,
+    pub(crate) paths: Option<Vec<String>>,
 }
 
 /// `skill_file`'s result: one entry per path asked for, in request order.
 #[derive(Debug, Serialize, JsonSchema)]
-pub struct FileRead {
-    pub skill: String,
-    pub files: Vec<FileSlot>,
+pub(crate) struct FileRead {
+    pub(crate) skill: String,
+    pub(crate) files: Vec<FileSlot>,
 }
 
 /// One entry: the file, or why this path alone was refused.
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(untagged)]
-pub enum FileSlot {
+pub(crate) enum FileSlot {
     Served(FileEntryOut),
     Refused(FileRefused),
 }
@@ -234,110 +234,110 @@ pub enum FileSlot {
 /// A file served.
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct FileEntryOut {
+pub(crate) struct FileEntryOut {
     /// The path exactly as asked for.
-    pub path: String,
+    pub(crate) path: String,
     /// The file's full size in bytes.
-    pub size: u64,
-    pub media_type: String,
+    pub(crate) size: u64,
+    pub(crate) media_type: String,
     /// `utf-8` (valid UTF-8, no NUL) or `base64`.
-    pub encoding: String,
+    pub(crate) encoding: String,
     /// True when the file is over 1 MiB and only its first 1 MiB is here.
-    pub truncated: bool,
+    pub(crate) truncated: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub truncation_note: Option<String>,
-    pub content: String,
+    pub(crate) truncation_note: Option<String>,
+    pub(crate) content: String,
 }
 
 /// A path refused on its own.
 #[derive(Debug, Serialize, JsonSchema)]
-pub struct FileRefused {
+pub(crate) struct FileRefused {
     // The path as asked for; past a couple of hundred bytes, its start and
     // how many bytes were left out (`echo::shorten`, HARD-005). A `///`
     // here would change the published outputSchema.
-    pub path: String,
+    pub(crate) path: String,
     /// Which rule refused it, and why.
-    pub error: String,
+    pub(crate) error: String,
 }
 
 /// `skill_run`'s arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct RunArgs {
+pub(crate) struct RunArgs {
     /// The skill's name, exactly as skill_list reports it.
-    pub name: String,
+    pub(crate) name: String,
     /// The script, exactly as skill_list reports it in that skill's scripts.
-    pub script: String,
+    pub(crate) script: String,
     /// Arguments, passed verbatim as an argv array (never through a shell).
     #[serde(default)]
-    pub args: Vec<String>,
+    pub(crate) args: Vec<String>,
     /// true runs the script; anything else returns a dry-run preview of exactly what would run.
     #[serde(default)]
-    pub confirm: Option<bool>,
+    pub(crate) confirm: Option<bool>,
 }
 
 /// `skill_run`'s answer: a dry-run preview, or the outcome of a run.
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct RunAnswer {
+pub(crate) struct RunAnswer {
     /// True for a preview: no process was started.
-    pub dry_run: bool,
+    pub(crate) dry_run: bool,
     /// The preview: exactly what would run.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub will_run: Option<WillRun>,
+    pub(crate) will_run: Option<WillRun>,
     /// What the preview means, or the fenced-machine note of a failed run.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub note: Option<String>,
+    pub(crate) note: Option<String>,
     #[serde(flatten)]
-    pub result: Option<RunOutcome>,
+    pub(crate) result: Option<RunOutcome>,
 }
 
 /// What a confirmed call would execute.
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct WillRun {
-    pub skill: String,
-    pub script: String,
-    pub interpreter: String,
+pub(crate) struct WillRun {
+    pub(crate) skill: String,
+    pub(crate) script: String,
+    pub(crate) interpreter: String,
     /// The exact argv: the interpreter's absolute path, the script's real path, then the arguments.
-    pub argv: Vec<String>,
-    pub cwd: String,
-    pub timeout_ms: u64,
+    pub(crate) argv: Vec<String>,
+    pub(crate) cwd: String,
+    pub(crate) timeout_ms: u64,
     /// Names (never values) of the variables the script would be handed.
-    pub env_names: Vec<String>,
+    pub(crate) env_names: Vec<String>,
     /// Granted names the server's environment does not set.
-    pub env_not_set: Vec<String>,
+    pub(crate) env_not_set: Vec<String>,
 }
 
 /// What a run did.
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct RunOutcome {
-    pub skill: String,
-    pub script: String,
-    pub interpreter: String,
+pub(crate) struct RunOutcome {
+    pub(crate) skill: String,
+    pub(crate) script: String,
+    pub(crate) interpreter: String,
     /// The exit code; null when a signal ended the script.
-    pub exit_code: Option<i32>,
+    pub(crate) exit_code: Option<i32>,
     /// The signal that ended it (e.g. SIGTERM), or null.
-    pub signal: Option<String>,
-    pub timed_out: bool,
-    pub timeout_ms: u64,
-    pub duration_ms: u64,
-    pub stdout: String,
-    pub stderr: String,
+    pub(crate) signal: Option<String>,
+    pub(crate) timed_out: bool,
+    pub(crate) timeout_ms: u64,
+    pub(crate) duration_ms: u64,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
     /// `utf-8`, or `base64` when the output was not UTF-8.
-    pub stdout_encoding: String,
-    pub stderr_encoding: String,
+    pub(crate) stdout_encoding: String,
+    pub(crate) stderr_encoding: String,
     /// Which streams went past 1 MiB and were cut.
-    pub truncated: Truncated,
+    pub(crate) truncated: Truncated,
     /// Names of the variables the script was handed.
-    pub env: Vec<String>,
+    pub(crate) env: Vec<String>,
 }
 
 /// Per-stream truncation.
 #[derive(Debug, Serialize, JsonSchema)]
-pub struct Truncated {
-    pub stdout: bool,
-    pub stderr: bool,
+pub(crate) struct Truncated {
+    pub(crate) stdout: bool,
+    pub(crate) stderr: bool,
 }
 
 #[cfg(test)]

@@ -4,7 +4,8 @@
 //! reported as problems), and the digests it hands out. What exists and
 //! what may be read is decided by `catalog` and `fence` exactly as for the
 //! tools. The door itself — `skills/list`, `skills/get` and
-//! `resources/directory/read` in rmcp's model types — is `server::skills`.
+//! `resources/directory/read` in rmcp's model types — is `server::skills`;
+//! this module names no rmcp type (issue 28 §6, SRV-011).
 //!
 //! Digests are `sha256:` of each file's exact bytes, computed on first
 //! use on the digest pool ([`spawn`], never the blocking threads reads
@@ -27,9 +28,12 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use nix::fcntl::{AtFlags, OFlag};
 use nix::sys::stat::FileStat;
-use rmcp::model::{JsonObject, Skill as SkxSkill, SkillFrontmatter, SkillResources};
+use percent_encoding::percent_decode_str;
+use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 use std::os::unix::fs::OpenOptionsExt;
+use unicode_general_category::{GeneralCategory, get_general_category};
+use unicode_normalization::UnicodeNormalization;
 
 use crate::catalog::{self, Catalog, Skill};
 use crate::fence;
@@ -56,7 +60,7 @@ const SETTLED: u64 = 1;
 /// re-check) or from an open descriptor's `fstat` (the fence's), which
 /// give the same numbers for the same file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Stamp {
+pub(crate) struct Stamp {
     dev: u64,
     ino: u64,
     size: u64,
@@ -135,7 +139,7 @@ type Table = Mutex<Kept>;
 
 /// The extension's view of one snapshot's catalog.
 #[derive(Debug, Default)]
-pub struct SkillsView {
+pub(crate) struct SkillsView {
     /// Indices into `catalog.skills` of the skills this surface serves,
     /// in the catalog's order (by name).
     served: Vec<usize>,
@@ -147,14 +151,14 @@ pub struct SkillsView {
 /// One served skill as this door hands it out: SKILL.md's frontmatter as
 /// compact JSON (`{"name":…,"description":…,…}`, SKX-001) and its files.
 #[derive(Debug)]
-pub struct Carried {
-    pub front: String,
-    pub manifest: Manifest,
+pub(crate) struct Carried {
+    pub(crate) front: String,
+    pub(crate) manifest: Manifest,
 }
 
 /// Why a carried skill cannot be handed out now (SKX-011).
 #[derive(Debug)]
-pub enum Unservable {
+pub(crate) enum Unservable {
     /// SKILL.md was edited since the scan so that SEP-2640 cannot carry it
     /// under its scanned name; why, in words.
     Changed(String),
@@ -166,7 +170,7 @@ pub enum Unservable {
 
 /// How far a request goes for an entry (SKX-012, SKX-017).
 #[derive(Debug, Clone, Copy)]
-pub enum Reach<'a> {
+pub(crate) enum Reach<'a> {
     /// Its stats and what is kept, nothing else: a file to read or hash
     /// ends the attempt with [`Unservable::NotKept`]. Work this small is
     /// answered where the request arrived, without the pool's hop.
@@ -178,7 +182,7 @@ pub enum Reach<'a> {
 
 /// A served skill's files as this door hands them out (SKX-013).
 #[derive(Debug)]
-pub enum Manifest {
+pub(crate) enum Manifest {
     /// `(size, "sha256:…")` of each manifest file, in manifest order.
     Files(Vec<(u64, String)>),
     /// The skill is served with `resources: "dynamic"`; why, in words.
@@ -188,7 +192,7 @@ pub enum Manifest {
 /// The JSON size of one manifest entry as SEP-2640 writes it,
 /// `{"uri":"…","digest":"sha256:<64>","size":N}`, known before hashing:
 /// a digest's width never changes.
-fn resource_json_len(skill: &str, path: &str, size: u64) -> usize {
+pub(crate) fn resource_json_len(skill: &str, path: &str, size: u64) -> usize {
     // {"uri":,"digest":"sha256:","size":} is 35 bytes; 64 hex digits;
     // the URI as a JSON string; the size's digits; one comma.
     let uri_len = serde_json::to_string(&uri::for_file(skill, path)).map_or(0, |s| s.len());
@@ -197,7 +201,7 @@ fn resource_json_len(skill: &str, path: &str, size: u64) -> usize {
 
 /// A digest as the extension writes it: `sha256:` and 64 hex digits
 /// (a table, not `format!`: a walk of 1,000 skills writes 10,000).
-fn shown(sum: &[u8; 32]) -> String {
+pub(crate) fn shown(sum: &[u8; 32]) -> String {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let mut s = Vec::with_capacity(7 + 64);
     s.extend_from_slice(b"sha256:");
@@ -245,7 +249,7 @@ fn start_pool() -> Result<mpsc::Sender<Job>, String> {
 
 /// Runs `job` on the digest pool, never on the blocking threads that
 /// every read shares, so a skill being hashed delays only digests.
-pub fn spawn(job: impl FnOnce() + Send + 'static) -> Result<(), String> {
+pub(crate) fn spawn(job: impl FnOnce() + Send + 'static) -> Result<(), String> {
     match POOL.get_or_init(start_pool) {
         Ok(tx) => tx
             .send(Box::new(job))
@@ -255,42 +259,107 @@ pub fn spawn(job: impl FnOnce() + Send + 'static) -> Result<(), String> {
 }
 
 /// The SKILL.md URI of a skill.
-pub fn skill_uri(name: &str) -> String {
+pub(crate) fn skill_uri(name: &str) -> String {
     uri::for_file(name, catalog::SKILL_MD)
 }
 
-/// Why a catalog skill cannot be on this surface, by SEP-2640's own rules
-/// (rmcp's validator): a name of lowercase letters, digits and single
-/// hyphens equal to its URI segment, which is our directory name — so the
-/// frontmatter `name` must be present and agree — and a description.
-fn eligibility(skill: &Skill, fm_name: Option<&str>) -> Result<(), String> {
+/// Why a catalog skill cannot be on this surface, by SEP-2640's own rules:
+/// a name of lowercase letters, digits and single hyphens equal to its URI
+/// segment, which is our directory name — so the frontmatter `name` must
+/// be present and agree — and a description. **Decision** (SKX-006): the
+/// checks, their order and their words are those of rmcp's validator
+/// (`Skill::validate`), written here so the rule needs no protocol type;
+/// a test at the door (`server::skills`) holds the two to one verdict.
+/// `dir_name` is the skill's (catalog) name, `fm_name` and `description`
+/// its frontmatter's.
+pub(crate) fn eligibility(
+    dir_name: &str,
+    fm_name: Option<&str>,
+    description: Option<&str>,
+) -> Result<(), String> {
     let Some(name) = fm_name else {
         return Err("its frontmatter has no \"name\", and SEP-2640 requires one equal to the skill's URI segment".into());
     };
-    let description = skill
-        .description
-        .as_deref()
-        .filter(|d| !d.trim().is_empty())
-        .ok_or_else(|| {
-            "its frontmatter has no \"description\", which SEP-2640 requires".to_owned()
-        })?;
-    SkxSkill::new(
-        skill_uri(&skill.name),
-        SkillFrontmatter::new(name, description),
-        SkillResources::Dynamic,
-    )
-    .validate()
-    .map_err(|e| format!("SEP-2640 refuses it: {e}"))
+    if description.is_none_or(|d| d.trim().is_empty()) {
+        return Err("its frontmatter has no \"description\", which SEP-2640 requires".to_owned());
+    }
+    let refused = |why: String| Err(format!("SEP-2640 refuses it: {why}"));
+    let uri = skill_uri(dir_name);
+    let Some(segment) = uri_segment(&uri) else {
+        return refused(format!("skill uri {uri} does not end in /SKILL.md"));
+    };
+    if !valid_name(name) {
+        return refused(format!(
+            "invalid skill name {name:?}: after NFKC normalization, use 1–64 characters with lowercase letters, \
+             numbers, and single internal hyphens"
+        ));
+    }
+    if !percent_decode_str(segment)
+        .decode_utf8()
+        .is_ok_and(|s| s.nfkc().eq(name.nfkc()))
+    {
+        return refused(format!(
+            "skill uri {uri} does not end in the frontmatter name {name}"
+        ));
+    }
+    Ok(())
+}
+
+/// The name segment of a SKILL.md URI: the last path segment before
+/// `/SKILL.md`, in a URI with no query or fragment.
+fn uri_segment(uri: &str) -> Option<&str> {
+    if uri.contains(['?', '#']) {
+        return None;
+    }
+    let path = uri.strip_suffix(catalog::SKILL_MD)?.strip_suffix('/')?;
+    path.rsplit('/').next().filter(|n| !n.is_empty())
+}
+
+/// SEP-2640's name, counted after NFKC: 1–64 letters of lowercase or
+/// caseless scripts, digits and single internal hyphens.
+fn valid_name(name: &str) -> bool {
+    let mut needs_alphanumeric = true;
+    for (index, ch) in name.nfkc().enumerate() {
+        if index >= 64 {
+            return false;
+        }
+        match get_general_category(ch) {
+            GeneralCategory::LowercaseLetter
+            | GeneralCategory::ModifierLetter
+            | GeneralCategory::OtherLetter
+            | GeneralCategory::DecimalNumber
+            | GeneralCategory::LetterNumber
+            | GeneralCategory::OtherNumber => needs_alphanumeric = false,
+            _ if ch == '-' && !needs_alphanumeric => needs_alphanumeric = true,
+            _ => return false,
+        }
+    }
+    !needs_alphanumeric
+}
+
+/// SKILL.md's frontmatter as SEP-2640 writes it: `name`, `description`,
+/// then every other field (the shape the door reads back into rmcp's
+/// `SkillFrontmatter`).
+#[derive(serde::Serialize)]
+struct Front {
+    name: String,
+    description: String,
+    #[serde(flatten)]
+    extra: Map<String, Value>,
 }
 
 impl SkillsView {
     /// Decides which skills this surface serves; the rest are reported
     /// (SKX-006).
-    pub fn boot(catalog: &Catalog) -> (SkillsView, Vec<Problem>) {
+    pub(crate) fn boot(catalog: &Catalog) -> (SkillsView, Vec<Problem>) {
         let mut served = Vec::new();
         let mut problems = Vec::new();
         for (i, skill) in catalog.skills.iter().enumerate() {
-            match eligibility(skill, skill.frontmatter_name()) {
+            match eligibility(
+                &skill.name,
+                skill.frontmatter_name(),
+                skill.description.as_deref(),
+            ) {
                 Ok(()) => served.push(i),
                 Err(why) => problems.push(Problem::new(
                     skill.dir.join(catalog::SKILL_MD).to_string_lossy(),
@@ -308,13 +377,13 @@ impl SkillsView {
 
     /// Indices into `catalog.skills` of the skills this door serves, in
     /// the catalog's order (by name).
-    pub fn served(&self) -> &[usize] {
+    pub(crate) fn served(&self) -> &[usize] {
         &self.served
     }
 
     /// The position in [`served`](Self::served) of the skill served as
     /// `name`: a bisection of the catalog's sorted names (SKX-016).
-    pub fn find(&self, catalog: &Catalog, name: &str) -> Option<usize> {
+    pub(crate) fn find(&self, catalog: &Catalog, name: &str) -> Option<usize> {
         self.served
             .binary_search_by(|&si| catalog.skills[si].name.as_str().cmp(name))
             .ok()
@@ -323,7 +392,7 @@ impl SkillsView {
     /// True when the served skill at `pos` has its frontmatter and every
     /// digest it was given kept and settled: an entry that, its stats
     /// permitting, needs nothing read ([`Reach::Kept`]).
-    pub fn kept(&self, pos: usize) -> bool {
+    pub(crate) fn kept(&self, pos: usize) -> bool {
         let Some(Ok(t)) = self.tables.get(pos).map(Mutex::lock) else {
             return false;
         };
@@ -341,7 +410,7 @@ impl SkillsView {
     /// digest (and SKILL.md's kept frontmatter) is handed out when the key
     /// is unchanged, anything else is read through the fence — unless
     /// `reach` is [`Reach::Kept`].
-    pub fn entry(
+    pub(crate) fn entry(
         &self,
         catalog: &Catalog,
         pos: usize,
@@ -490,7 +559,7 @@ impl SkillsView {
     /// file no longer has the validity key it was hashed at, say so
     /// (SKX-005, SKX-014), and forget the digest so the next `skills/get`
     /// hashes anew.
-    pub fn stale_note(
+    pub(crate) fn stale_note(
         &self,
         catalog: &Catalog,
         skill_name: &str,
@@ -518,7 +587,7 @@ fn read_front(skill: &Skill) -> Result<String, String> {
         catalog::LoadError::Split(e) => e.to_string(),
     })?;
     let fm = loaded.parse().map_err(|e| e.to_string())?;
-    let mut extra = JsonObject::new();
+    let mut extra = Map::new();
     let mut name = None;
     let mut description = None;
     for (k, v) in &fm.map {
@@ -544,8 +613,11 @@ fn read_front(skill: &Skill) -> Result<String, String> {
     if description.trim().is_empty() {
         return Err("its description is now empty".into());
     }
-    let mut front = SkillFrontmatter::new(name, description);
-    front.extra = extra;
+    let front = Front {
+        name,
+        description,
+        extra,
+    };
     serde_json::to_string(&front)
         .map_err(|e| format!("its frontmatter cannot be written as JSON: {e}"))
 }
@@ -646,11 +718,8 @@ fn hash(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rmcp::model::SkillResource;
     use std::time::Duration;
 
-    /// The size known before hashing is the size written (SKX-015): a
-    /// page is cut from it, so it must never be short.
     /// A digest is written as `sha256:` and lowercase hex, high nibble first.
     #[test]
     fn a_digest_is_written_in_lowercase_hex() {
@@ -662,28 +731,6 @@ mod tests {
         assert_eq!(s.len(), 71);
         assert!(s.starts_with("sha256:0fa0000000"), "{s}");
         assert!(s.ends_with("00ff"), "{s}");
-    }
-
-    #[test]
-    fn a_resource_s_json_length_is_known_before_hashing() {
-        let digest = shown(&[0xab; 32]);
-        for (skill, path, size) in [
-            ("good", "SKILL.md", 0),
-            ("a-b", "dir/sub dir/ünï \"quoted\".txt", 1_048_577),
-            ("x", "tab\there/%", u64::MAX),
-        ] {
-            let written = serde_json::to_string(&SkillResource::new(
-                uri::for_file(skill, path),
-                digest.clone(),
-                size,
-            ))
-            .unwrap();
-            assert_eq!(
-                resource_json_len(skill, path, size),
-                written.len() + 1,
-                "{written}"
-            );
-        }
     }
 
     /// SKX-014: a file written just now is not settled; one whose times

@@ -8,7 +8,7 @@ use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, percent_decode_str, utf8_perc
 use crate::echo::excerpt;
 
 /// The scheme prefix.
-pub const PREFIX: &str = "skill://";
+pub(crate) const PREFIX: &str = "skill://";
 
 /// Everything but RFC 3986 unreserved characters is escaped in a segment.
 const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
@@ -18,7 +18,7 @@ const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
     .remove(b'~');
 
 /// The URI of one bundled file.
-pub fn for_file(skill: &str, path: &str) -> String {
+pub(crate) fn for_file(skill: &str, path: &str) -> String {
     let mut uri = format!("{PREFIX}{skill}");
     for seg in path.split('/') {
         uri.push('/');
@@ -29,7 +29,7 @@ pub fn for_file(skill: &str, path: &str) -> String {
 
 /// Splits a URI into skill name and skill-relative path, decoding once.
 /// A refusal quotes no more of the URI than an excerpt (HARD-005).
-pub fn parse(uri: &str) -> Result<(String, String), String> {
+pub(crate) fn parse(uri: &str) -> Result<(String, String), String> {
     let rest = uri.strip_prefix(PREFIX).ok_or_else(|| {
         format!(
             "{} is not a skill:// URI (expected skill://<name>/<path>)",

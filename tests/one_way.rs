@@ -213,3 +213,44 @@ fn a_cycle_is_found_and_named() {
     let f = floors(&g).expect("no cycle now");
     assert_eq!((f["a"], f["b"], f["c"], f["d"]), (2, 1, 0, 0));
 }
+
+/// Errors and answers stay the crate's own types until a door (issue 28
+/// §6, SRV-011): only the doors name rmcp — `server` (the MCP handlers and
+/// the one conversion of a `Refusal` into an MCP error), `http` (rmcp's
+/// HTTP service), `transport` (which implements rmcp's `Transport`) and
+/// `reload` (which tells rmcp's peers that a list changed). A rule below
+/// them that named rmcp would tie it to the protocol library.
+#[test]
+fn only_the_doors_name_rmcp() {
+    const DOORS: [&str; 4] = ["server", "http", "transport", "reload"];
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    collect(&src, &mut files);
+    let mut named = Vec::new();
+    for file in files {
+        let rel = file.strip_prefix(&src).expect("under src");
+        let module = rel
+            .components()
+            .next()
+            .expect("a component")
+            .as_os_str()
+            .to_string_lossy()
+            .trim_end_matches(".rs")
+            .to_owned();
+        if DOORS.contains(&module.as_str()) || module == "main" {
+            continue;
+        }
+        let text = fs::read_to_string(&file).expect("readable source");
+        for (n, line) in text.lines().enumerate() {
+            let code = line.split("//").next().unwrap_or("");
+            if code.contains("rmcp::") || code.contains("use rmcp") {
+                named.push(format!("{}:{}: {}", rel.display(), n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        named.is_empty(),
+        "modules below the doors name rmcp; return the crate's own types (a `Refusal`, plain data) and let the door translate:\n{}",
+        named.join("\n")
+    );
+}

@@ -64,7 +64,7 @@ pub enum Parallelism {
 impl Parallelism {
     /// One thread a core this process may use (sched affinity and cgroup
     /// quota included); sequential when that cannot be told.
-    pub fn cores() -> Parallelism {
+    pub(crate) fn cores() -> Parallelism {
         std::thread::available_parallelism()
             .map_or(Parallelism::Sequential, |n| Parallelism::Threads(n.get()))
     }
@@ -72,7 +72,7 @@ impl Parallelism {
 
 /// Scans every configured root (spec DISC-001..DISC-017), reading the
 /// skills on every core.
-pub fn scan(config: &Config) -> Catalog {
+pub(crate) fn scan(config: &Config) -> Catalog {
     scan_with(config, Parallelism::cores())
 }
 

@@ -4,9 +4,9 @@
 /// One bundled file: its skill-relative path and size in bytes, borrowed
 /// from its skill's [`Files`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FileEntry<'a> {
-    pub path: &'a str,
-    pub size: u64,
+pub(crate) struct FileEntry<'a> {
+    pub(crate) path: &'a str,
+    pub(crate) size: u64,
 }
 
 /// A skill's manifest, held compactly: every path in one shared buffer,
@@ -14,7 +14,7 @@ pub struct FileEntry<'a> {
 /// and 10,000 skills are served at once, so one owned string a file (its
 /// allocation and its header) would be most of the catalog's memory.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
-pub struct Files {
+pub(crate) struct Files {
     /// Every path, one after another, sorted by path bytes.
     paths: Box<str>,
     /// Where each path ends in `paths`.
@@ -43,17 +43,8 @@ impl Files {
         }
     }
 
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.ends.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.ends.is_empty()
-    }
-
-    /// The `i`th file in path order.
-    pub fn get(&self, i: usize) -> Option<FileEntry<'_>> {
-        (i < self.len()).then(|| self.entry(i))
     }
 
     /// The `i`th file, for `i` below `len()`.
@@ -69,12 +60,12 @@ impl Files {
         }
     }
 
-    pub fn iter(&self) -> impl ExactSizeIterator<Item = FileEntry<'_>> + Clone + '_ {
+    pub(crate) fn iter(&self) -> impl ExactSizeIterator<Item = FileEntry<'_>> + Clone + '_ {
         (0..self.len()).map(move |i| self.entry(i))
     }
 
     /// The position of `path`, found by bisection (the paths are sorted).
-    pub fn position(&self, path: &str) -> Option<usize> {
+    pub(crate) fn position(&self, path: &str) -> Option<usize> {
         let (mut lo, mut hi) = (0, self.len());
         while lo < hi {
             let mid = lo + (hi - lo) / 2;

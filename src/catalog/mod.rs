@@ -21,9 +21,10 @@ mod skill_md;
 mod tests;
 mod walk;
 
-pub use discover::{Parallelism, scan, scan_with};
-pub use files::{FileEntry, Files};
-pub use skill::{Named, Skill};
+pub(crate) use discover::scan;
+pub use discover::{Parallelism, scan_with};
+pub(crate) use files::FileEntry;
+pub(crate) use skill::Skill;
 #[cfg(test)]
 pub(crate) use skill_md::SkillMd;
 pub(crate) use skill_md::{LoadError, LoadedMd, SKILL_MD, load_skill_md};
@@ -36,8 +37,8 @@ use crate::problem::Problem;
 /// The catalog: every skill served, and every problem met.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Catalog {
-    pub roots: Vec<String>,
-    pub roots_from: RootsFrom,
+    pub(crate) roots: Vec<String>,
+    pub(crate) roots_from: RootsFrom,
     /// Sorted by name.
     pub skills: Vec<Skill>,
     /// In discovery order.
@@ -46,7 +47,7 @@ pub struct Catalog {
 
 impl Catalog {
     /// The skill served under `name`.
-    pub fn get(&self, name: &str) -> Option<&Skill> {
+    pub(crate) fn get(&self, name: &str) -> Option<&Skill> {
         self.skills
             .binary_search_by(|s| s.name.as_str().cmp(name))
             .ok()

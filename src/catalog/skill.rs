@@ -18,36 +18,36 @@ use crate::problem::{Problem, Reason};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Skill {
     /// The directory's name: the only name it is served under (DISC-002).
-    pub name: String,
+    pub(crate) name: String,
     /// Its real (canonical) directory: the base of every fence check.
-    pub dir: PathBuf,
+    pub(crate) dir: PathBuf,
     /// The configured root it was found under, as `roots` reports it;
     /// shared by every skill of that root.
-    pub source: Arc<str>,
-    pub description: Option<String>,
-    pub when_to_use: Option<String>,
+    pub(crate) source: Arc<str>,
+    pub(crate) description: Option<String>,
+    pub(crate) when_to_use: Option<String>,
     /// The frontmatter's own `name`, when it has one (reported when it
     /// differs; SEP-2640 needs it equal to the directory name). Read it
     /// with [`Skill::frontmatter_name`].
-    pub named: Named,
+    pub(crate) named: Named,
     /// Every bundled file, sorted by path bytes; SKILL.md included.
-    pub files: Files,
-    pub bytes: u64,
+    pub(crate) files: Files,
+    pub(crate) bytes: u64,
     /// The first 8 bytes of SHA-256 of SKILL.md as the scan read it: what
     /// of its text the catalog's identity covers (LIST-018) without
     /// keeping the text — frontmatter keys the catalog does not keep, and
     /// the body `query` ranks by (LIST-006).
-    pub md_digest: [u8; 8],
-    pub declaration: Declaration,
+    pub(crate) md_digest: [u8; 8],
+    pub(crate) declaration: Declaration,
     /// Declared scripts that are not a regular file inside the skill, with
     /// the reason; they are reported and can never run (DISC-010).
-    pub missing_scripts: Vec<(String, String)>,
+    pub(crate) missing_scripts: Vec<(String, String)>,
 }
 
 /// What a skill's frontmatter calls it. Nearly always its directory name,
 /// which the skill already holds: that case costs no second copy.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum Named {
+pub(crate) enum Named {
     /// No `name` in the frontmatter.
     Not,
     /// The directory name.
@@ -58,7 +58,7 @@ pub enum Named {
 
 impl Skill {
     /// The frontmatter's own `name`, when it has one.
-    pub fn frontmatter_name(&self) -> Option<&str> {
+    pub(crate) fn frontmatter_name(&self) -> Option<&str> {
         match &self.named {
             Named::Not => None,
             Named::Same => Some(&self.name),

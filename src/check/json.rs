@@ -10,14 +10,14 @@ use crate::shapes::SkillSummary;
 
 /// The version of the JSON report (spec CHECK-007). It changes only when a
 /// field changes meaning or goes away; new fields may appear within it.
-pub const JSON_FORMAT: u32 = 1;
+pub(crate) const JSON_FORMAT: u32 = 1;
 
 /// The JSON report's counts.
 #[derive(Debug, Serialize)]
-pub struct Counts {
-    pub skills: usize,
-    pub errors: usize,
-    pub warnings: usize,
+pub(crate) struct Counts {
+    pub(crate) skills: usize,
+    pub(crate) errors: usize,
+    pub(crate) warnings: usize,
 }
 
 /// The JSON report (spec CHECK-007).
@@ -41,7 +41,7 @@ struct JsonReport<'a> {
 
 impl Report {
     /// The JSON report, pretty-printed, with a final newline.
-    pub fn to_json(&self) -> Result<String, serde_json::Error> {
+    pub(crate) fn to_json(&self) -> Result<String, serde_json::Error> {
         let l = &self.list;
         let report = JsonReport {
             format: JSON_FORMAT,

@@ -37,14 +37,12 @@ use crate::read;
 use crate::shapes::SkillList;
 use crate::snapshot::Snapshot;
 
-pub use json::JSON_FORMAT;
-pub use text::{clean, use_color};
+#[cfg(test)]
+use text::clean;
+pub use text::use_color;
 use warnings::skill_warnings;
 #[cfg(test)]
-use warnings::spec_warnings;
-pub use warnings::{
-    MAX_BODY_LINES, MAX_COMPATIBILITY_CHARS, MAX_DESCRIPTION_CHARS, MAX_NAME_CHARS, name_violation,
-};
+use warnings::{name_violation, spec_warnings};
 
 /// How the report is printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -60,7 +58,7 @@ pub enum Format {
 /// How bad a finding is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Severity {
+pub(crate) enum Severity {
     /// Something the server refused or ignored: always a failure.
     Error,
     /// Advice the server does not enforce, or an unknown frontmatter key it
@@ -71,7 +69,7 @@ pub enum Severity {
 /// The check's own rules: the Agent Skills spec warnings and the empty
 /// tree. Their codes are stable; the set only grows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub enum Rule {
+pub(crate) enum Rule {
     /// `name` missing, or not 1–64 of `a-z 0-9` and single inner hyphens (CHECK-008).
     #[serde(rename = "agentskills-name")]
     Name,
@@ -94,7 +92,7 @@ pub enum Rule {
 
 impl Rule {
     /// The stable code, as JSON spells it.
-    pub fn code(self) -> &'static str {
+    pub(crate) fn code(self) -> &'static str {
         match self {
             Rule::Name => "agentskills-name",
             Rule::Description => "agentskills-description",
@@ -110,14 +108,14 @@ impl Rule {
 /// of the check's rules. Serialized as the bare code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(untagged)]
-pub enum Kind {
+pub(crate) enum Kind {
     Problem(Reason),
     Rule(Rule),
 }
 
 impl Kind {
     /// The code printed in `error[code]` and written as `kind` in JSON.
-    pub fn code(self) -> Cow<'static, str> {
+    pub(crate) fn code(self) -> Cow<'static, str> {
         match self {
             Kind::Rule(r) => Cow::Borrowed(r.code()),
             // The reason's serde spelling is its stable wire code; going
@@ -132,23 +130,23 @@ impl Kind {
 
 /// One line of the report's diagnostics: a server problem or a warning.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Finding {
-    pub severity: Severity,
-    pub kind: Kind,
+pub(crate) struct Finding {
+    pub(crate) severity: Severity,
+    pub(crate) kind: Kind,
     /// The file or directory concerned, as the server reports it.
-    pub path: String,
+    pub(crate) path: String,
     /// Line in SKILL.md (1-based), when the finding has a position.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub line: Option<usize>,
+    pub(crate) line: Option<usize>,
     /// Column (1-based, in characters), with `line`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub column: Option<usize>,
+    pub(crate) column: Option<usize>,
     /// What is wrong, for a person. For a server problem this is its
     /// `detail`, verbatim.
-    pub message: String,
+    pub(crate) message: String,
     /// The text of line `line`, for the snippet; never serialized.
     #[serde(skip)]
-    pub source: Option<String>,
+    pub(crate) source: Option<String>,
 }
 
 impl Finding {
@@ -229,17 +227,17 @@ fn source_line(path: &Path, line: usize) -> Option<String> {
 /// finding in order — the server's problems (discovery order, then the
 /// grant's), then the warnings, skill by skill.
 #[derive(Debug)]
-pub struct Report {
+pub(crate) struct Report {
     /// `skill_list`, exactly as the server would answer it.
-    pub list: SkillList,
-    pub findings: Vec<Finding>,
+    pub(crate) list: SkillList,
+    pub(crate) findings: Vec<Finding>,
     /// `--strict`: warnings fail the check too (spec CHECK-013).
-    pub strict: bool,
+    pub(crate) strict: bool,
 }
 
 impl Report {
     /// Builds the report from the server's own boot pass.
-    pub fn new(snapshot: &Snapshot, strict: bool) -> Report {
+    pub(crate) fn new(snapshot: &Snapshot, strict: bool) -> Report {
         let mut list = snapshot.list();
         // The report lists every root: its reader asked for all of them,
         // and is not a model's context (LIST-005 bounds `skill_list`'s).
@@ -276,11 +274,11 @@ impl Report {
         }
     }
 
-    pub fn errors(&self) -> usize {
+    pub(crate) fn errors(&self) -> usize {
         self.count(Severity::Error)
     }
 
-    pub fn warnings(&self) -> usize {
+    pub(crate) fn warnings(&self) -> usize {
         self.count(Severity::Warning)
     }
 
@@ -290,7 +288,7 @@ impl Report {
 
     /// True when nothing is refused (and, with `--strict`, nothing warned):
     /// the process exits 0 (spec CHECK-004).
-    pub fn passed(&self) -> bool {
+    pub(crate) fn passed(&self) -> bool {
         self.errors() == 0 && !(self.strict && self.warnings() > 0)
     }
 }

@@ -17,7 +17,7 @@ impl Report {
     /// The report for people (spec CHECK-002, CHECK-003). A path under one
     /// of `bases` (the working directory) is shown relative to it; `color`
     /// styles the report for a terminal.
-    pub fn to_text(&self, bases: &[PathBuf], color: bool) -> String {
+    pub(crate) fn to_text(&self, bases: &[PathBuf], color: bool) -> String {
         let shown = |p: &str| clean(&relative(p, bases));
         let paint = |style: Style, s: &str| {
             if color {
@@ -204,7 +204,7 @@ pub(super) fn relative(path: &str, bases: &[PathBuf]) -> String {
 /// overrides become visible symbols (`annotate-snippets`' own table, as
 /// rustc uses), and what remains that a terminal could act on — a line
 /// break, a C1 control such as CSI — becomes U+FFFD.
-pub fn clean(s: &str) -> String {
+pub(crate) fn clean(s: &str) -> String {
     annotate_snippets::normalize_untrusted_str(s)
         .chars()
         .map(|c| {

@@ -11,18 +11,18 @@ use crate::frontmatter::Seg;
 use crate::problem::{Problem, Reason};
 
 /// Agent Skills: `name` is at most 64 characters.
-pub const MAX_NAME_CHARS: usize = 64;
+pub(crate) const MAX_NAME_CHARS: usize = 64;
 /// Agent Skills: `description` is 1–1024 characters.
-pub const MAX_DESCRIPTION_CHARS: usize = 1024;
+pub(crate) const MAX_DESCRIPTION_CHARS: usize = 1024;
 /// Agent Skills: `compatibility` is 1–500 characters when present.
-pub const MAX_COMPATIBILITY_CHARS: usize = 500;
+pub(crate) const MAX_COMPATIBILITY_CHARS: usize = 500;
 /// Agent Skills: "Keep your main SKILL.md under 500 lines".
-pub const MAX_BODY_LINES: usize = 500;
+pub(crate) const MAX_BODY_LINES: usize = 500;
 
 /// Why a `name` breaks the Agent Skills rule, or `None` when it keeps it
 /// (spec CHECK-008): 1–64 characters of lowercase letters and digits, with
 /// single hyphens that neither start nor end it.
-pub fn name_violation(name: &str) -> Option<String> {
+pub(crate) fn name_violation(name: &str) -> Option<String> {
     let chars = name.chars().count();
     if chars == 0 {
         return Some("it is empty".into());

@@ -16,7 +16,7 @@ use super::{Frontmatter, Note, Seg};
 
 /// The Agent Skills specification's fields
 /// (<https://agentskills.io/specification>, "Frontmatter").
-pub const AGENT_SKILLS_KEYS: &[&str] = &[
+pub(crate) const AGENT_SKILLS_KEYS: &[&str] = &[
     "name",
     "description",
     "license",
@@ -29,7 +29,7 @@ pub const AGENT_SKILLS_KEYS: &[&str] = &[
 /// (<https://code.claude.com/docs/en/skills>, "Frontmatter reference").
 /// `when_to_use` comes first of the two spellings this server reads, so a
 /// near miss is pointed at the one both read.
-pub const CLAUDE_CODE_KEYS: &[&str] = &[
+pub(crate) const CLAUDE_CODE_KEYS: &[&str] = &[
     "when_to_use",
     "argument-hint",
     "arguments",
@@ -47,10 +47,10 @@ pub const CLAUDE_CODE_KEYS: &[&str] = &[
 /// This server's own: `when-to-use` (FM-008), the `mcp-host` block
 /// (DECL-*), and `version`, which published skills carry at the top level
 /// although the Agent Skills spec puts it in `metadata`.
-pub const THIS_SERVER_KEYS: &[&str] = &["when-to-use", "mcp-host", "version"];
+pub(crate) const THIS_SERVER_KEYS: &[&str] = &["when-to-use", "mcp-host", "version"];
 
 /// Whether a top-level key is one of the known ones.
-pub fn is_known(key: &str) -> bool {
+pub(crate) fn is_known(key: &str) -> bool {
     known().any(|k| k == key)
 }
 
@@ -88,7 +88,7 @@ fn fold(key: &str) -> String {
 /// is at most a quarter of the key's length (at least 1, at most 3), so
 /// `descripton` means `description` and `author` means nothing. A tie goes
 /// to the earlier list.
-pub fn suggest(key: &str) -> Option<&'static str> {
+pub(crate) fn suggest(key: &str) -> Option<&'static str> {
     let folded = fold(key);
     let len = folded.chars().count();
     let limit = (len / 4).clamp(1, 3);

@@ -34,7 +34,7 @@ const MAX_NESTING: usize = 32;
 /// Which strict rule refused the frontmatter (spec FM-001..FM-006; the
 /// nesting cap is this server's own bound).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FmRule {
+pub(crate) enum FmRule {
     /// SKILL.md does not begin with a `---` line.
     NoOpening,
     /// No closing `---` line.
@@ -63,10 +63,10 @@ pub enum FmRule {
 /// the rule has one.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FrontmatterError {
-    pub rule: FmRule,
-    pub message: String,
-    pub line: Option<usize>,
-    pub column: Option<usize>,
+    pub(crate) rule: FmRule,
+    pub(crate) message: String,
+    pub(crate) line: Option<usize>,
+    pub(crate) column: Option<usize>,
 }
 
 impl fmt::Display for FrontmatterError {
@@ -180,7 +180,7 @@ fn too_large(bytes: usize) -> FrontmatterError {
 
 /// One step of a path into the frontmatter, for positions.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum Seg {
+pub(crate) enum Seg {
     Key(String),
     Index(usize),
     /// A key that is not a string (`1:`, `true:`, `? [a, b]`), by its
@@ -190,7 +190,7 @@ pub enum Seg {
 
 /// A mapping key that is not a string, as its compact YAML text
 /// (`1`, `true`, `null`, `[a, b]`), for positions and messages.
-pub fn key_text(key: &Value) -> String {
+pub(crate) fn key_text(key: &Value) -> String {
     match serde_yaml_ng::to_string(key) {
         Ok(t) => {
             let t = t.trim();
@@ -202,7 +202,7 @@ pub fn key_text(key: &Value) -> String {
 }
 
 /// Renders a path as `mcp-host.run[0].timeout`.
-pub fn path_label(path: &[Seg]) -> String {
+pub(crate) fn path_label(path: &[Seg]) -> String {
     let mut out = String::new();
     for seg in path {
         match seg {
@@ -233,7 +233,7 @@ pub fn path_label(path: &[Seg]) -> String {
 /// lookup (only a note makes one), once, so a skill with many notes pays
 /// for it once and no more.
 #[derive(Debug, Default, Clone)]
-pub struct Positions {
+pub(crate) struct Positions {
     nodes: Vec<PosNode>,
     by_path: OnceLock<HashMap<Vec<Seg>, (usize, usize)>>,
 }
@@ -256,7 +256,7 @@ impl Positions {
     /// The position of the node at `path`, if it exists; when two nodes
     /// share a path (a non-string key's value names its mapping's), the
     /// later one.
-    pub fn get(&self, path: &[Seg]) -> Option<(usize, usize)> {
+    pub(crate) fn get(&self, path: &[Seg]) -> Option<(usize, usize)> {
         self.by_path.get_or_init(|| self.index()).get(path).copied()
     }
 
@@ -299,14 +299,14 @@ impl Positions {
 /// Parsed frontmatter: the top-level mapping and the node positions.
 #[derive(Debug, Clone)]
 pub struct Frontmatter {
-    pub map: Mapping,
-    pub positions: Positions,
+    pub(crate) map: Mapping,
+    pub(crate) positions: Positions,
 }
 
 /// Parses the YAML of a split SKILL.md strictly (spec FM-002..FM-006).
 /// `yaml_line` is the SKILL.md line of the YAML's first line, so positions
 /// are SKILL.md positions.
-pub fn parse(yaml: &str, yaml_line: usize) -> Result<Frontmatter, FrontmatterError> {
+pub(crate) fn parse(yaml: &str, yaml_line: usize) -> Result<Frontmatter, FrontmatterError> {
     if yaml.len() > MAX_FRONTMATTER_BYTES {
         return Err(too_large(yaml.len()));
     }
@@ -681,7 +681,7 @@ impl Builder {
 
 /// Resolves a plain scalar by the YAML 1.2 core schema (YAML 1.2.2
 /// §10.3.2). `Err` only for an integer outside 64 bits.
-pub fn core_resolve(s: &str) -> Result<Value, String> {
+pub(crate) fn core_resolve(s: &str) -> Result<Value, String> {
     match s {
         "" | "~" | "null" | "Null" | "NULL" => return Ok(Value::Null),
         "true" | "True" | "TRUE" => return Ok(Value::Bool(true)),
@@ -766,7 +766,7 @@ pub struct Note {
 
 impl Note {
     /// A note placed at the node `path`, when the frontmatter has it.
-    pub fn at(positions: &Positions, path: &[Seg], message: String) -> Note {
+    pub(crate) fn at(positions: &Positions, path: &[Seg], message: String) -> Note {
         let pos = positions.get(path);
         Note {
             message,
@@ -779,9 +779,9 @@ impl Note {
 /// The skill's own top-level fields.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Fields {
-    pub name: Option<String>,
-    pub description: Option<String>,
-    pub when_to_use: Option<String>,
+    pub(crate) name: Option<String>,
+    pub(crate) description: Option<String>,
+    pub(crate) when_to_use: Option<String>,
 }
 
 impl Fields {

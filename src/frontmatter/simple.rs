@@ -47,16 +47,16 @@ use saphyr_parser::{Event, Marker, Parser, ScalarStyle, Span};
 
 /// Deeper documents go to saphyr, where the builder's own nesting cap
 /// speaks.
-pub const MAX_DEPTH: usize = 16;
+pub(crate) const MAX_DEPTH: usize = 16;
 
 /// YAML caps implicit keys at 1,024 characters; keys here stay far below.
 const MAX_KEY: usize = 200;
 
 /// The events of a document, in saphyr's order, each with its span.
-pub type Events<'a> = Vec<(Event<'a>, Span)>;
+pub(crate) type Events<'a> = Vec<(Event<'a>, Span)>;
 
 /// The events saphyr gives for `yaml`, when `yaml` is in the shape above.
-pub fn events(yaml: &str) -> Option<Events<'_>> {
+pub(crate) fn events(yaml: &str) -> Option<Events<'_>> {
     if !printable(yaml) {
         return None;
     }

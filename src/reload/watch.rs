@@ -50,7 +50,7 @@ struct Parent {
 }
 
 /// The running watcher. Dropping it stops watching.
-pub struct Watcher {
+pub(crate) struct Watcher {
     inner: Inner,
     parents: Vec<Parent>,
     roots: Vec<Root>,
@@ -108,7 +108,7 @@ fn parents(roots: &[PathBuf]) -> Vec<PathBuf> {
 impl Watcher {
     /// Watches `roots` (RELOAD-001); each debounced burst of events that
     /// matters calls `wake`.
-    pub fn start(
+    pub(crate) fn start(
         roots: &[PathBuf],
         wake: impl Fn() + Send + 'static,
     ) -> Result<Watcher, notify::Error> {
@@ -259,7 +259,7 @@ impl Watcher {
     /// directory (recreated, renamed over, a re-pointed symlink) or to none
     /// (RELOAD-008, RELOAD-009). Called before each rescan, so the rescan
     /// that follows also covers whatever was written before the new watch.
-    pub fn resync(&mut self) {
+    pub(crate) fn resync(&mut self) {
         for i in 0..self.parents.len() {
             let Some(parent) = self.parents.get(i) else {
                 continue;

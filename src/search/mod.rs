@@ -19,7 +19,7 @@
 //! RSS at 10,000 skills): terms are 64-bit hashes, not strings, and the
 //! postings are one array laid out term by term.
 
-pub mod semantic;
+pub(crate) mod semantic;
 
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
@@ -38,7 +38,7 @@ const FIELDS: usize = 4;
 
 /// How much a word found in each field counts (LIST-010): a word of the
 /// name says most about what the skill is, the body least.
-pub const FIELD_WEIGHTS: [f32; FIELDS] = [3.0, 2.0, 1.5, 1.0];
+pub(crate) const FIELD_WEIGHTS: [f32; FIELDS] = [3.0, 2.0, 1.5, 1.0];
 
 /// BM25's length normalisation per field: a name is short by nature, so
 /// its length barely matters; long descriptions and bodies are damped.
@@ -50,7 +50,7 @@ const K1: f32 = 1.2;
 /// A skill is listed only when it scores at least this share of the best
 /// skill's score (LIST-011): the rest share only a common word or two with
 /// the query and would crowd the answer.
-pub const RELATIVE_CUT: f32 = 0.25;
+pub(crate) const RELATIVE_CUT: f32 = 0.25;
 
 /// English stop words (LIST-010): the NLTK list, plus the words people put
 /// around a request to an agent ("please", "want", "need"), which say
@@ -234,7 +234,7 @@ pub fn is_stop_word(word: &str) -> bool {
 /// "CAFE" and "café" are one word. Other marks (an Indic vowel sign, say)
 /// are part of their word and stay. ASCII (nearly every word) takes the
 /// byte path.
-pub fn fold(word: &str) -> String {
+pub(crate) fn fold(word: &str) -> String {
     if word.is_ascii() {
         return word.to_ascii_lowercase();
     }
@@ -247,7 +247,7 @@ pub fn fold(word: &str) -> String {
 /// The words of a text: its maximal runs of letters and digits (so a name
 /// splits at `-` and `_`), folded; a run that folds to nothing (only
 /// diacritics) is no word.
-pub fn words(text: &str) -> impl Iterator<Item = String> + '_ {
+pub(crate) fn words(text: &str) -> impl Iterator<Item = String> + '_ {
     text.split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
         .map(fold)
@@ -256,7 +256,7 @@ pub fn words(text: &str) -> impl Iterator<Item = String> + '_ {
 
 /// Turns text into the terms the index holds: its words less stop words,
 /// each stemmed by Snowball's English stemmer.
-pub struct Analyzer(Stemmer);
+pub(crate) struct Analyzer(Stemmer);
 
 impl Default for Analyzer {
     fn default() -> Self {
@@ -266,7 +266,7 @@ impl Default for Analyzer {
 
 impl Analyzer {
     /// The terms of `text`, in order, repeats kept.
-    pub fn terms<'t>(&'t self, text: &'t str) -> impl Iterator<Item = String> + 't {
+    pub(crate) fn terms<'t>(&'t self, text: &'t str) -> impl Iterator<Item = String> + 't {
         words(text)
             .filter(|w| !is_stop_word(w))
             .map(|w| self.0.stem(&w).into_owned())
@@ -293,7 +293,7 @@ fn key(term: &str) -> u64 {
 
 /// One snapshot's inverted index.
 #[derive(Debug)]
-pub struct Index {
+pub(crate) struct Index {
     ids: HashMap<u64, u32>,
     /// Every term's postings, term after term (by id), each term's in
     /// skill order: one allocation, not one per term.
@@ -313,9 +313,9 @@ pub struct Index {
 /// A query's answer: the skills, best first, and how many of them share
 /// a word with it (the rest were found by meaning alone, LIST-017).
 #[derive(Debug, Default, PartialEq, Eq)]
-pub struct Ranked {
-    pub skills: Vec<usize>,
-    pub by_words: usize,
+pub(crate) struct Ranked {
+    pub(crate) skills: Vec<usize>,
+    pub(crate) by_words: usize,
 }
 
 impl std::fmt::Debug for Analyzer {
@@ -422,7 +422,7 @@ impl Index {
     /// The index of `skills`, each body read on the scan's thread pool,
     /// [`BUILD_CHUNK`] skills at a time; with `model`, each skill's vector
     /// of its name, description and when-to-use too (LIST-017).
-    pub fn build(skills: &[Skill], model: Option<Arc<semantic::Model>>) -> Index {
+    pub(crate) fn build(skills: &[Skill], model: Option<Arc<semantic::Model>>) -> Index {
         let mut ids: HashMap<u64, u32> = HashMap::new();
         // Each posting with its term id, in skill order; laid out term by
         // term below.
@@ -488,7 +488,7 @@ impl Index {
     }
 
     /// The distinct terms of a query that are not stop words, in order.
-    pub fn query_terms(&self, query: &str) -> Vec<String> {
+    pub(crate) fn query_terms(&self, query: &str) -> Vec<String> {
         let mut terms: Vec<String> = Vec::new();
         for t in self.analyzer.terms(query) {
             if !terms.contains(&t) {
@@ -503,7 +503,7 @@ impl Index {
     /// [`RELATIVE_CUT`] of the best; none when the query shares no term
     /// but stop words with any skill. With a model, fused with the skills
     /// nearest in meaning (LIST-017).
-    pub fn search(&self, query: &str) -> Ranked {
+    pub(crate) fn search(&self, query: &str) -> Ranked {
         let words: Vec<usize> = self.scored(query).into_iter().map(|(i, _)| i).collect();
         let by_words = words.len();
         let skills = match &self.meaning {
@@ -514,7 +514,7 @@ impl Index {
     }
 
     /// [`Index::search`] with each skill's score.
-    pub fn scored(&self, query: &str) -> Vec<(usize, f32)> {
+    pub(crate) fn scored(&self, query: &str) -> Vec<(usize, f32)> {
         let n = self.lens.len() as f32;
         let mut scores: HashMap<u32, f32> = HashMap::new();
         for term in self.query_terms(query) {

@@ -34,7 +34,7 @@ const CONFIG: &str = "config.json";
 /// Why a model directory cannot be used; the rest of the server does not
 /// care, so the message names the rule, the file and what to do.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ModelError(pub String);
+pub(crate) struct ModelError(pub String);
 
 impl std::fmt::Display for ModelError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -43,7 +43,7 @@ impl std::fmt::Display for ModelError {
 }
 
 /// A loaded static embedding model.
-pub struct Model {
+pub(crate) struct Model {
     inner: StaticModel,
     dir: PathBuf,
 }
@@ -135,7 +135,7 @@ impl Model {
     /// Loads the model2vec model in `dir`: `tokenizer.json` and
     /// `model.safetensors` (its table as the tensor `embeddings`), and
     /// `config.json` when present.
-    pub fn load(dir: &Path) -> Result<Model, ModelError> {
+    pub(crate) fn load(dir: &Path) -> Result<Model, ModelError> {
         directory_exists(dir)?;
         let need = |file: &str| -> Result<Vec<u8>, ModelError> {
             read_bounded(dir, file)?.ok_or_else(|| {
@@ -173,14 +173,14 @@ impl Model {
 
     /// The unit vector of `text`, or `None` when it has none (no token the
     /// model knows) or the library failed on it.
-    pub fn vector(&self, text: &str) -> Option<Vec<f32>> {
+    pub(crate) fn vector(&self, text: &str) -> Option<Vec<f32>> {
         let mut v = catch_unwind(AssertUnwindSafe(|| self.inner.encode_single(text))).ok()?;
         unit(&mut v).then_some(v)
     }
 
     /// The vectors of `texts`, one row each, `dim` floats a row; a text
     /// without one gets a row of zeros, which is near nothing.
-    pub fn vectors(&self, texts: &[String]) -> Vec<f32> {
+    pub(crate) fn vectors(&self, texts: &[String]) -> Vec<f32> {
         let dim = self.inner.dim();
         let mut out = Vec::with_capacity(texts.len() * dim);
         for text in texts {
@@ -193,7 +193,7 @@ impl Model {
     }
 
     /// The length of each vector.
-    pub fn dim(&self) -> usize {
+    pub(crate) fn dim(&self) -> usize {
         self.inner.dim()
     }
 }
@@ -274,7 +274,7 @@ fn unit(v: &mut [f32]) -> bool {
 static LOADED: Mutex<Option<(PathBuf, Arc<Model>)>> = Mutex::new(None);
 
 /// The model in `dir`, loaded on first use and then shared.
-pub fn shared(dir: &Path) -> Result<Arc<Model>, ModelError> {
+pub(crate) fn shared(dir: &Path) -> Result<Arc<Model>, ModelError> {
     let mut slot = LOADED
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
@@ -291,22 +291,22 @@ pub fn shared(dir: &Path) -> Result<Arc<Model>, ModelError> {
 /// How many of the nearest skills in meaning join a query's candidates
 /// (LIST-017): a page of answers and as many again, so a skill the words
 /// rank low can still be lifted by its meaning.
-pub const NEAREST: usize = 20;
+pub(crate) const NEAREST: usize = 20;
 
 /// Reciprocal rank fusion's constant (LIST-017): the 60 of Cormack et al.,
 /// which damps the difference between the first few ranks of each list.
-pub const RRF_K: f32 = 60.0;
+pub(crate) const RRF_K: f32 = 60.0;
 
 /// Each skill's vector, for one snapshot's index.
 #[derive(Debug)]
-pub struct Vectors {
+pub(crate) struct Vectors {
     model: Arc<Model>,
     rows: Vec<f32>,
 }
 
 impl Vectors {
     /// The vectors of `texts` (one per skill, in catalog order).
-    pub fn build(model: Arc<Model>, texts: &[String]) -> Vectors {
+    pub(crate) fn build(model: Arc<Model>, texts: &[String]) -> Vectors {
         let rows = model.vectors(texts);
         Vectors { model, rows }
     }
@@ -314,7 +314,7 @@ impl Vectors {
     /// The [`NEAREST`] skills to `query` in meaning, nearest first (ties in
     /// catalog order), each with a cosine above 0; none when the query has
     /// no vector.
-    pub fn nearest(&self, query: &str) -> Vec<usize> {
+    pub(crate) fn nearest(&self, query: &str) -> Vec<usize> {
         let dim = self.model.dim();
         let Some(q) = self.model.vector(query) else {
             return Vec::new();
@@ -338,7 +338,7 @@ impl Vectors {
 /// Reciprocal rank fusion of two rankings (LIST-017): each skill scores
 /// Σ 1/([`RRF_K`] + rank) over the lists that hold it (rank from 1);
 /// best first, equal scores in catalog order.
-pub fn fuse(words: &[usize], meaning: &[usize]) -> Vec<usize> {
+pub(crate) fn fuse(words: &[usize], meaning: &[usize]) -> Vec<usize> {
     let mut score: std::collections::HashMap<usize, f32> = std::collections::HashMap::new();
     for list in [words, meaning] {
         for (rank, &skill) in list.iter().enumerate() {

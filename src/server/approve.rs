@@ -40,7 +40,7 @@ fn can_ask(ctx: &RequestContext<RoleServer>) -> bool {
 /// Asks the human to approve `plan` when `mode` says to: `Ok(None)` runs,
 /// `Ok(Some(note))` reports a decline or cancel with nothing run, `Err`
 /// is the call's error with nothing run.
-pub async fn approve(
+pub(crate) async fn approve(
     mode: Elicit,
     ctx: &RequestContext<RoleServer>,
     wait: Duration,

@@ -13,16 +13,11 @@ use crate::bundle;
 use crate::catalog::Skill;
 use crate::cursor;
 use crate::limits::LIST_PAGE_SIZE;
+use crate::refusal::Refusal;
 use crate::snapshot::Snapshot;
 use crate::uri;
 
 /// The description a prompt and a skill share.
-/// A list cursor never handed out, as MCP says it: invalid params
-/// (READ-011, SKX-008).
-pub(super) fn invalid_cursor(e: cursor::InvalidCursor) -> McpError {
-    McpError::invalid_params(e.0, None)
-}
-
 fn prompt_description(skill: &Skill) -> String {
     let parts: Vec<&str> = [skill.description.as_deref(), skill.when_to_use.as_deref()]
         .into_iter()
@@ -37,7 +32,10 @@ fn prompt_description(skill: &Skill) -> String {
 }
 
 /// One page of prompts (READ-009, READ-011).
-pub fn prompts_page(snap: &Snapshot, cursor: Option<&str>) -> Result<ListPromptsResult, McpError> {
+pub(crate) fn prompts_page(
+    snap: &Snapshot,
+    cursor: Option<&str>,
+) -> Result<ListPromptsResult, McpError> {
     let skills = &snap.catalog.skills;
     let catalog = || snap.identity().to_string();
     let start = cursor::parse(
@@ -46,8 +44,7 @@ pub fn prompts_page(snap: &Snapshot, cursor: Option<&str>) -> Result<ListPrompts
         LIST_PAGE_SIZE,
         catalog,
         "prompts/list",
-    )
-    .map_err(invalid_cursor)?;
+    )?;
     let end = (start + LIST_PAGE_SIZE).min(skills.len());
     let mut r = ListPromptsResult::with_all_items(
         skills[start..end]
@@ -60,10 +57,8 @@ pub fn prompts_page(snap: &Snapshot, cursor: Option<&str>) -> Result<ListPrompts
 }
 
 /// `prompts/get`: the skill's body as one user message.
-pub fn prompt(snap: &Snapshot, name: &str) -> Result<GetPromptResult, McpError> {
-    let loaded = snap
-        .load(name)
-        .map_err(|m| McpError::invalid_params(m, None))?;
+pub(crate) fn prompt(snap: &Snapshot, name: &str) -> Result<GetPromptResult, McpError> {
+    let loaded = snap.load(name).map_err(Refusal::InvalidParams)?;
     let mut r = GetPromptResult::new(vec![PromptMessage::new_text(Role::User, loaded.body)]);
     r.description = Some(match loaded.truncation_note {
         Some(note) => format!("The instructions of the {name} skill. {note}"),
@@ -73,14 +68,13 @@ pub fn prompt(snap: &Snapshot, name: &str) -> Result<GetPromptResult, McpError> 
 }
 
 /// One page of resources: every bundled file (READ-010, READ-011).
-pub fn resources_page(
+pub(crate) fn resources_page(
     snap: &Snapshot,
     cursor: Option<&str>,
 ) -> Result<ListResourcesResult, McpError> {
     let total = snap.files_total();
     let catalog = || snap.identity().to_string();
-    let start = cursor::parse(cursor, total, LIST_PAGE_SIZE, catalog, "resources/list")
-        .map_err(invalid_cursor)?;
+    let start = cursor::parse(cursor, total, LIST_PAGE_SIZE, catalog, "resources/list")?;
     let end = (start + LIST_PAGE_SIZE).min(total);
     let items = snap
         .files_from(start)
@@ -113,25 +107,25 @@ fn file_resource(skill: &Skill, path: &str, size: u64) -> Resource {
     r
 }
 
-/// A resource that is not there (SEP-2164: the error's `data` carries the
-/// URI asked for), quoting the URI only when it is no longer than an
-/// excerpt (HARD-005); the message already names it by an excerpt.
-fn not_found(message: String, uri_text: &str) -> McpError {
-    McpError::resource_not_found(message, uri_data(uri_text))
-}
-
-/// `{"uri": URI}` for a refused `resources/read`, whatever refused it
-/// (READ-016): only when the URI is no longer than an excerpt (HARD-005).
-fn uri_data(uri_text: &str) -> Option<serde_json::Value> {
-    (uri_text.len() <= crate::echo::EXCERPT_BYTES).then(|| serde_json::json!({ "uri": uri_text }))
+/// A resource that is not there (SEP-2164), with the URI asked for.
+fn not_found(message: String, uri_text: &str) -> Refusal {
+    Refusal::NotFound {
+        message,
+        uri: uri_text.to_owned(),
+    }
 }
 
 /// `resources/read`: the same fence, cap and encoding as `skill_file`.
 /// Past 1 MiB the first 1 MiB is served and the contents' `_meta` says
 /// so (`skill-mcp/truncated`, `skill-mcp/size`, `skill-mcp/note`).
-pub fn read_resource(snap: &Snapshot, uri_text: &str) -> Result<ReadResourceResult, McpError> {
-    let (name, path) =
-        uri::parse(uri_text).map_err(|m| McpError::invalid_params(m, uri_data(uri_text)))?;
+pub(crate) fn read_resource(
+    snap: &Snapshot,
+    uri_text: &str,
+) -> Result<ReadResourceResult, McpError> {
+    let (name, path) = uri::parse(uri_text).map_err(|message| Refusal::InvalidUri {
+        message,
+        uri: uri_text.to_owned(),
+    })?;
     let (skill, _) = snap.skill(&name).map_err(|m| not_found(m, uri_text))?;
     let (f, stale) = bundle::read_one_with(&skill.dir, &path, |meta| {
         snap.skills_view

@@ -8,6 +8,7 @@
 
 mod approve;
 mod lists;
+mod refusal;
 mod skills;
 
 pub use approve::Elicit;

@@ -14,12 +14,12 @@ use rmcp::model::{
 
 use serde_json::Value;
 
-use super::lists::invalid_cursor;
 use crate::bundle;
 use crate::catalog;
 use crate::cursor;
 use crate::echo::excerpt;
 use crate::limits::{KEPT_INLINE_STATS, LIST_PAGE_SIZE, SKILLS_PAGE_SIZE};
+use crate::refusal::Refusal;
 use crate::skills_ext::{Carried, Manifest, Reach, Unservable, skill_uri};
 use crate::snapshot::Snapshot;
 use crate::uri;
@@ -28,7 +28,7 @@ use crate::uri;
 /// or an error in the request's own words.
 enum Miss {
     NotKept,
-    Error(McpError),
+    Error(Refusal),
 }
 
 /// One skill as SEP-2640 describes it: SKILL.md's frontmatter as it is
@@ -41,14 +41,11 @@ fn entry(snap: &Snapshot, pos: usize, reach: Reach) -> Result<(SkxSkill, usize),
     let catalog = &snap.catalog;
     let skill = &catalog.skills[snap.skills_view.served()[pos]];
     let changed = |why: String| {
-        McpError::internal_error(
-            format!(
-                "SKILL.md of {:?} changed since the catalog was scanned: {why}; \
-                 a rescan (SIGHUP, or --watch) picks the edit up (SKX-011)",
-                skill.name
-            ),
-            None,
-        )
+        Refusal::Changed(format!(
+            "SKILL.md of {:?} changed since the catalog was scanned: {why}; \
+             a rescan (SIGHUP, or --watch) picks the edit up (SKX-011)",
+            skill.name
+        ))
     };
     if matches!(reach, Reach::Kept) && !snap.skills_view.kept(pos) {
         return Err(Miss::NotKept);
@@ -59,14 +56,11 @@ fn entry(snap: &Snapshot, pos: usize, reach: Reach) -> Result<(SkxSkill, usize),
         .map_err(|e| match e {
             Unservable::NotKept => Miss::NotKept,
             Unservable::Changed(why) => Miss::Error(changed(why)),
-            Unservable::Files(e) => Miss::Error(McpError::internal_error(
-                format!(
-                    "the files of {:?} cannot be digested now: {e}; a rescan (SIGHUP, or --watch) \
-                     picks up files removed since the scan (SKX-011)",
-                    skill.name
-                ),
-                None,
-            )),
+            Unservable::Files(e) => Miss::Error(Refusal::Changed(format!(
+                "the files of {:?} cannot be digested now: {e}; a rescan (SIGHUP, or --watch) \
+                 picks up files removed since the scan (SKX-011)",
+                skill.name
+            ))),
         })?;
     let frontmatter = frontmatter_from(&front).map_err(|e| Miss::Error(changed(e)))?;
     let e = match manifest {
@@ -177,7 +171,7 @@ fn json_len<T: serde::Serialize>(v: &T) -> usize {
 /// The offset a `skills/list` cursor stands for (SKX-008, SKX-015,
 /// LIST-018): only one sealed by a process serving this same catalog,
 /// written as it was written. Anything else is -32602 naming the cursor.
-fn read_cursor(snap: &Snapshot, cursor: Option<&str>) -> Result<usize, McpError> {
+fn read_cursor(snap: &Snapshot, cursor: Option<&str>) -> Result<usize, Refusal> {
     cursor::unseal(
         cursor,
         snap.skills_view.served().len(),
@@ -185,7 +179,6 @@ fn read_cursor(snap: &Snapshot, cursor: Option<&str>) -> Result<usize, McpError>
         SKILLS_LIST,
         "SKX-008, SKX-015",
     )
-    .map_err(invalid_cursor)
 }
 
 /// The list a `skills/list` cursor is sealed for.
@@ -195,7 +188,7 @@ const SKILLS_LIST: &str = "skills/list";
 /// as many whole entries as the answer budget holds (at most 100).
 /// With [`Reach::Kept`], `None` when the page has a file to read or hash,
 /// or more than [`KEPT_INLINE_STATS`] files to stat: then the pool does it.
-pub fn list(
+pub(crate) fn list(
     snap: &Snapshot,
     cursor: Option<&str>,
     reach: Reach,
@@ -204,7 +197,7 @@ pub fn list(
     let served = snap.skills_view.served();
     let start = match read_cursor(snap, cursor) {
         Ok(start) => start,
-        Err(e) => return Some(Err(e)),
+        Err(e) => return Some(Err(e.into())),
     };
     let room = room(snap);
     let mut used = 0;
@@ -239,7 +232,7 @@ pub fn list(
             Err(Miss::Error(e)) => tracing::warn!(
                 skill = %catalog.skills[served[end]].name,
                 "skills/list leaves this skill out: {}",
-                crate::snapshot::one_line(&e.message)
+                crate::snapshot::one_line(e.message())
             ),
         }
         end += 1;
@@ -258,7 +251,7 @@ pub fn list(
 /// `skills/get` (SKX-002, SKX-016): one skill by its SKILL.md URI, parsed
 /// once and found by bisection of the sorted catalog. With
 /// [`Reach::Kept`], `None` when the skill has a file to read or hash.
-pub fn get(
+pub(crate) fn get(
     snap: &Snapshot,
     uri_text: &str,
     reach: Reach,
@@ -268,18 +261,16 @@ pub fn get(
         .filter(|(name, path)| path == catalog::SKILL_MD && skill_uri(name) == uri_text)
         .and_then(|(name, _)| snap.skills_view.find(&snap.catalog, &name));
     let Some(pos) = pos else {
-        return Some(Err(McpError::invalid_params(
-            format!(
-                "no skill at {}: skills/get takes the SKILL.md URI skills/list gives",
-                excerpt(uri_text)
-            ),
-            None,
-        )));
+        return Some(Err(Refusal::InvalidParams(format!(
+            "no skill at {}: skills/get takes the SKILL.md URI skills/list gives",
+            excerpt(uri_text)
+        ))
+        .into()));
     };
     match entry(snap, pos, reach) {
         Ok((e, _)) => Some(Ok(GetSkillResult::new(e))),
         Err(Miss::NotKept) => None,
-        Err(Miss::Error(e)) => Some(Err(e)),
+        Err(Miss::Error(e)) => Some(Err(e.into())),
     }
 }
 
@@ -288,20 +279,17 @@ pub fn get(
 /// from the manifest.
 /// Pages of 500 children, as every other list (SKX-018, READ-011): a
 /// `dynamic` skill (SKX-013) may hold 10,000 files in one directory.
-pub fn directory(
+pub(crate) fn directory(
     snap: &Snapshot,
     uri_text: &str,
     cursor: Option<&str>,
 ) -> Result<ReadResourceDirectoryResult, McpError> {
     let catalog = &snap.catalog;
     let not_dir = || {
-        McpError::invalid_params(
-            format!(
-                "{} is not a directory of a served skill (expected skill://<name> or skill://<name>/<dir>)",
-                excerpt(uri_text)
-            ),
-            None,
-        )
+        Refusal::InvalidParams(format!(
+            "{} is not a directory of a served skill (expected skill://<name> or skill://<name>/<dir>)",
+            excerpt(uri_text)
+        ))
     };
     let rest = uri_text.strip_prefix(uri::PREFIX).ok_or_else(not_dir)?;
     let (name, dir) = match rest.split_once('/') {
@@ -343,7 +331,7 @@ pub fn directory(
         }
     }
     if !any {
-        return Err(not_dir());
+        return Err(not_dir().into());
     }
     let catalog = || snap.identity().to_string();
     let start = cursor::parse(
@@ -352,8 +340,7 @@ pub fn directory(
         LIST_PAGE_SIZE,
         catalog,
         "resources/directory/read",
-    )
-    .map_err(invalid_cursor)?;
+    )?;
     let end = (start + LIST_PAGE_SIZE).min(children.len());
     let next = cursor::next(end, children.len(), catalog);
     children.truncate(end);
@@ -365,6 +352,79 @@ pub fn directory(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::skills_ext::{eligibility, resource_json_len, shown};
+
+    /// SKX-006: `skills_ext` decides who is served by SEP-2640's rules
+    /// without rmcp; its verdict and words must be rmcp's validator's.
+    #[test]
+    fn eligibility_is_rmcp_s_verdict() {
+        let names = [
+            "good",
+            "a-b",
+            "a--b",
+            "-a",
+            "a-",
+            "",
+            "Loud_Name",
+            "ünï",
+            "ｆｕｌｌ",
+            "日本語",
+            "a?b",
+            "a#b",
+            "a%20b",
+            "a b",
+            "x1",
+            "template",
+            "template-skill",
+            "Ⅻ",
+        ];
+        let long = "a".repeat(65);
+        let names: Vec<&str> = names
+            .into_iter()
+            .chain([long.as_str(), &long[1..]])
+            .collect();
+        for dir in &names {
+            for fm in &names {
+                let ours = eligibility(dir, Some(fm), Some("d"));
+                let theirs = SkxSkill::new(
+                    skill_uri(dir),
+                    SkillFrontmatter::new(*fm, "d"),
+                    SkillResources::Dynamic,
+                )
+                .validate()
+                .map_err(|e| format!("SEP-2640 refuses it: {e}"));
+                assert_eq!(ours, theirs, "directory {dir:?}, name {fm:?}");
+            }
+        }
+        assert!(eligibility("a", None, Some("d")).is_err_and(|e| e.contains("no \"name\"")));
+        assert!(
+            eligibility("a", Some("a"), Some(" ")).is_err_and(|e| e.contains("no \"description\""))
+        );
+    }
+
+    /// The size `skills_ext` knows before hashing is the size rmcp writes
+    /// (SKX-015): a page is cut from it, so it must never be short.
+    #[test]
+    fn a_resource_s_json_length_is_known_before_hashing() {
+        let digest = shown(&[0xab; 32]);
+        for (skill, path, size) in [
+            ("good", "SKILL.md", 0),
+            ("a-b", "dir/sub dir/ünï \"quoted\".txt", 1_048_577),
+            ("x", "tab\there/%", u64::MAX),
+        ] {
+            let written = serde_json::to_string(&SkillResource::new(
+                uri::for_file(skill, path),
+                digest.clone(),
+                size,
+            ))
+            .unwrap();
+            assert_eq!(
+                resource_json_len(skill, path, size),
+                written.len() + 1,
+                "{written}"
+            );
+        }
+    }
 
     /// SKX-015 cuts pages by `entry_len`: it must be the length serde
     /// writes, for every shape an entry takes.

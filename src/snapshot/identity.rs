@@ -27,7 +27,7 @@ const VERSION: &[u8] = b"skill-mcp catalog identity 1";
 /// catalogs share one with a chance of about 2^-64 for any pair; the cost
 /// of that is a cursor of the one honoured by the other.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Identity(u64);
+pub(crate) struct Identity(u64);
 
 impl std::fmt::Display for Identity {
     /// 16 lowercase hex digits: the form cursors carry.
@@ -82,7 +82,7 @@ impl Fields {
 /// A stable 64-bit key of `parts` (a cursor's listing: its query's words
 /// and limit, or the skill whose manifest it pages), the same in every
 /// process and build.
-pub fn key(parts: &[&[u8]]) -> u64 {
+pub(crate) fn key(parts: &[&[u8]]) -> u64 {
     let mut h = Fields(Sha256::new());
     h.put(b"skill-mcp listing key 1");
     for p in parts {

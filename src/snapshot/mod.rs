@@ -15,8 +15,8 @@ mod speak;
 pub use speak::one_line;
 mod tools;
 
-pub use identity::Identity;
-pub use pages::{CatalogIndex, Serialized};
+pub(crate) use identity::Identity;
+pub(crate) use pages::{CatalogIndex, Serialized};
 
 use std::sync::OnceLock;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -36,30 +36,30 @@ use crate::skills_ext::SkillsView;
 /// One scan's worth of served state; immutable once built.
 #[derive(Debug)]
 pub struct Snapshot {
-    pub config: Config,
+    pub(crate) config: Config,
     pub catalog: Catalog,
-    pub grant: Grant,
-    pub interpreters: Interpreters,
+    pub(crate) grant: Grant,
+    pub(crate) interpreters: Interpreters,
     /// The catalog's problems, then the grant's, then the Skills extension's.
     pub problems: Vec<Problem>,
     /// The MCP Skills extension's view of the catalog (SEP-2640).
-    pub skills_view: SkillsView,
+    pub(crate) skills_view: SkillsView,
     /// 1 for the boot scan, one more for each rescan swapped in: this
     /// process's count, for the reload log and `skill_list`. Cursors carry
     /// the catalog's [`Identity`] instead (LIST-018).
-    pub generation: u64,
+    pub(crate) generation: u64,
     /// When this snapshot's scan started.
-    pub scanned_at: SystemTime,
+    pub(crate) scanned_at: SystemTime,
     /// Where each skill's files start in the one list of every bundled
     /// file (skills by name, files by path) that `resources/list` pages.
     file_offsets: Vec<usize>,
     /// The most characters of JSON one answer may hold (LIST-005).
-    pub budget: usize,
+    pub(crate) budget: usize,
     /// The most characters the `initialize` instructions spend on the
     /// catalog (LIST-014).
-    pub instructions_budget: usize,
+    pub(crate) instructions_budget: usize,
     /// How long a run's approval is waited for (RUN-028).
-    pub elicit_timeout: std::time::Duration,
+    pub(crate) elicit_timeout: std::time::Duration,
     /// `skill_list`'s entries and their sizes, computed on first use.
     entries: OnceLock<pages::Entries>,
     /// `skill_list` with no arguments, serialized on first use.
@@ -83,7 +83,7 @@ impl Snapshot {
     }
 
     /// A scan numbered `generation` (reload's rescans are 2, 3, …).
-    pub fn build(config: Config, generation: u64) -> Snapshot {
+    pub(crate) fn build(config: Config, generation: u64) -> Snapshot {
         let scanned_at = SystemTime::now();
         let catalog = catalog::scan(&config);
         let grant = Grant::from_config(&config);
@@ -148,13 +148,13 @@ impl Snapshot {
     /// serves the same tree with the same settings. Taken on first use,
     /// with the sizes of `skill_list`'s entries (one pass serves both),
     /// not at boot: a catalog that is never paged never pays for it.
-    pub fn identity(&self) -> Identity {
+    pub(crate) fn identity(&self) -> Identity {
         self.entries().identity
     }
 
     /// The `initialize` instructions of this snapshot, made by `make` the
     /// first time (LIST-009, LIST-014): the wording is the server's.
-    pub fn instructions(&self, make: impl FnOnce(&Snapshot) -> String) -> &str {
+    pub(crate) fn instructions(&self, make: impl FnOnce(&Snapshot) -> String) -> &str {
         self.instructions.get_or_init(|| make(self))
     }
 
@@ -162,7 +162,7 @@ impl Snapshot {
     /// catalog, the grant and the interpreters on each call rather than
     /// kept: it is a few lookups, and kept it would be a second copy of
     /// every declaration.
-    pub fn scripts(&self, skill: &Skill) -> Scripts {
+    pub(crate) fn scripts(&self, skill: &Skill) -> Scripts {
         grant::scripts(skill, &self.grant, &self.interpreters)
     }
 
@@ -170,7 +170,7 @@ impl Snapshot {
     /// refusal names the skills that do exist (spec LOAD-002). A name
     /// longer than any skill name is refused before any lookup, and no
     /// refusal quotes more than an excerpt of it (HARD-005).
-    pub fn skill(&self, name: &str) -> Result<(&Skill, Scripts), String> {
+    pub(crate) fn skill(&self, name: &str) -> Result<(&Skill, Scripts), String> {
         if name.len() > MAX_SKILL_NAME_BYTES {
             return Err(format!(
                 "no skill named {}: it is {} bytes long, and a skill name is at most {MAX_SKILL_NAME_BYTES} bytes, \
@@ -206,7 +206,7 @@ impl Snapshot {
     }
 
     /// How many files every served skill bundles, together.
-    pub fn files_total(&self) -> usize {
+    pub(crate) fn files_total(&self) -> usize {
         self.file_offsets.last().map_or(0, |&o| {
             o + self.catalog.skills.last().map_or(0, |s| s.files.len())
         })
@@ -214,7 +214,7 @@ impl Snapshot {
 
     /// The bundled files from position `start` of the one list of them all
     /// (skills by name, files by path), each with its skill.
-    pub fn files_from(&self, start: usize) -> impl Iterator<Item = (&Skill, FileEntry<'_>)> {
+    pub(crate) fn files_from(&self, start: usize) -> impl Iterator<Item = (&Skill, FileEntry<'_>)> {
         let first = self
             .file_offsets
             .partition_point(|&o| o <= start)
@@ -229,7 +229,7 @@ impl Snapshot {
 
 /// Seconds since the epoch as RFC 3339 UTC (`2026-12-02T17:24:48Z`), for
 /// `scannedAt` without a date crate.
-pub fn rfc3339(t: SystemTime) -> String {
+pub(crate) fn rfc3339(t: SystemTime) -> String {
     let secs = t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()) as i64;
     let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
     // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).

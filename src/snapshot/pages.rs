@@ -22,7 +22,7 @@ const PAGE_SLACK: usize = 1024;
 /// page builds its own few from the catalog, so the snapshot holds no
 /// second copy of every skill's text.
 #[derive(Debug)]
-pub struct Entries {
+pub(crate) struct Entries {
     /// The JSON size of each skill's entry, and of each problem.
     skill_sizes: Vec<usize>,
     problem_sizes: Vec<usize>,
@@ -58,13 +58,13 @@ fn words(s: &str) -> Vec<String> {
 /// An answer as it goes out: its JSON text and the same JSON as a value
 /// (a tool's `structuredContent`), made together once.
 #[derive(Debug)]
-pub struct Serialized {
-    pub text: String,
-    pub value: serde_json::Value,
+pub(crate) struct Serialized {
+    pub(crate) text: String,
+    pub(crate) value: serde_json::Value,
 }
 
 impl Serialized {
-    pub fn of<T: serde::Serialize>(answer: &T) -> Result<Serialized, String> {
+    pub(crate) fn of<T: serde::Serialize>(answer: &T) -> Result<Serialized, String> {
         let value = serde_json::to_value(answer)
             .map_err(|e| format!("the answer could not be serialized: {e}"))?;
         Ok(Serialized {
@@ -81,7 +81,7 @@ impl Snapshot {
     /// (issue 20 §4). A reload's snapshot makes its own. Pages asked for
     /// with a cursor, a query or a limit are made per call: keeping every
     /// one of them would hold a second copy of the whole catalog's text.
-    pub fn first_list(&self) -> Result<&Serialized, String> {
+    pub(crate) fn first_list(&self) -> Result<&Serialized, String> {
         self.first_list
             .get_or_init(|| {
                 self.list_page(&ListArgs::default())
@@ -103,7 +103,7 @@ impl Snapshot {
 
     /// The entries and their sizes, and the catalog's identity, computed
     /// once per snapshot in one pass (LIST-018).
-    pub fn entries(&self) -> &Entries {
+    pub(crate) fn entries(&self) -> &Entries {
         self.entries.get_or_init(|| {
             let mut digest = identity::Digest::start(self);
             let skill_sizes: Vec<usize> = (0..self.catalog.skills.len())
@@ -128,7 +128,7 @@ impl Snapshot {
     }
 
     /// What `query` searches, built on the first query (LIST-010).
-    pub fn index(&self) -> &Index {
+    pub(crate) fn index(&self) -> &Index {
         self.index
             .get_or_init(|| Index::build(&self.catalog.skills, self.model.clone()))
     }
@@ -137,7 +137,7 @@ impl Snapshot {
     /// every skill as `- name: first sentence of its description` when
     /// those lines fit the instructions budget, else the words most of
     /// its names share (when they fit), else nothing.
-    pub fn catalog_index(&self) -> CatalogIndex {
+    pub(crate) fn catalog_index(&self) -> CatalogIndex {
         let budget = self.instructions_budget;
         let mut index = String::new();
         let mut chars = 0;
@@ -169,13 +169,13 @@ impl Snapshot {
     }
 
     /// True when the whole, unpaged `skill_list` answer fits the budget.
-    pub fn list_fits(&self) -> bool {
+    pub(crate) fn list_fits(&self) -> bool {
         self.entries().full_size <= self.budget
     }
 
     /// `skill_list` with its arguments (LIST-005, LIST-006): the whole
     /// answer when nothing is asked and it fits, else one page.
-    pub fn list_page(&self, args: &ListArgs) -> Result<SkillList, String> {
+    pub(crate) fn list_page(&self, args: &ListArgs) -> Result<SkillList, String> {
         let entries = self.entries();
         let query = match args.query.as_deref() {
             None => None,
@@ -381,7 +381,7 @@ impl Snapshot {
     /// A manifest page for `skill_load` (LIST-007): the files from the
     /// cursor's offset that fit the budget, the total, and the next
     /// cursor; the whole manifest, with nothing added, when it fits.
-    pub fn files_page(
+    pub(crate) fn files_page(
         &self,
         name: &str,
         files: Vec<FileSummary>,
@@ -436,11 +436,11 @@ impl Snapshot {
 
 /// One page of a `skill_load` manifest: the files, and — when it is a
 /// page of a larger manifest — the total, the next cursor and a note.
-pub struct FilesPage {
-    pub files: Vec<FileSummary>,
-    pub total: Option<usize>,
-    pub cursor: Option<String>,
-    pub note: Option<String>,
+pub(crate) struct FilesPage {
+    pub(crate) files: Vec<FileSummary>,
+    pub(crate) total: Option<usize>,
+    pub(crate) cursor: Option<String>,
+    pub(crate) note: Option<String>,
 }
 
 /// What a paged answer's cursor is called, in its refusals.
@@ -509,7 +509,7 @@ fn first_sentence(d: &str) -> String {
 
 /// What the instructions say of the catalog (LIST-014).
 #[derive(Debug, PartialEq)]
-pub enum CatalogIndex {
+pub(crate) enum CatalogIndex {
     /// Every skill, a line each.
     Listed(String),
     /// Too many to list: the words most names share, with how many names

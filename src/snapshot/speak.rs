@@ -27,7 +27,7 @@ impl Snapshot {
     /// most [`INSTRUCTIONS_UNREADABLE_ROOTS`] and then how many more, each
     /// escaped and bounded as a log line is ([`one_line`]).
     /// `None` when every root was read.
-    pub fn unreadable_roots(&self) -> Option<String> {
+    pub(crate) fn unreadable_roots(&self) -> Option<String> {
         let unread: Vec<&Problem> = self
             .problems
             .iter()

@@ -110,7 +110,11 @@ impl Snapshot {
 
     /// `skill_load` with a manifest page (LIST-007): `files_cursor` from
     /// the previous answer continues a manifest too large for one.
-    pub fn load_page(&self, name: &str, files_cursor: Option<&str>) -> Result<SkillLoad, String> {
+    pub(crate) fn load_page(
+        &self,
+        name: &str,
+        files_cursor: Option<&str>,
+    ) -> Result<SkillLoad, String> {
         let (skill, scripts) = self.skill(name)?;
         let loaded = catalog::load_skill_md(&skill.dir).map_err(|e| match e {
             catalog::LoadError::Read(_, detail) => detail,
@@ -159,7 +163,7 @@ impl Snapshot {
 
     /// `skill_file` (spec READ-001..READ-008): `path` or `paths`, through
     /// the fence, within the caps.
-    pub fn file(&self, args: FileArgs) -> Result<FileRead, String> {
+    pub(crate) fn file(&self, args: FileArgs) -> Result<FileRead, String> {
         let (skill, _) = self.skill(&args.name)?;
         let slot = |path: String, r: Result<bundle::Served, FenceError>| match r {
             Ok(f) => FileSlot::Served(file_entry(f)),
@@ -204,7 +208,7 @@ impl Snapshot {
     /// starts (RUN-028): `Ok(None)` lets it run, `Ok(Some(note))` answers
     /// with the plan and that note and starts nothing, `Err` is the call's
     /// error and starts nothing.
-    pub async fn run<C, A, F>(
+    pub(crate) async fn run<C, A, F>(
         &self,
         lock: &RunLock,
         args: RunArgs,

@@ -13,11 +13,11 @@ use super::message::{ClientId, IdKey};
 /// Most requests in flight at once: past it the transport stops reading
 /// until an answer is written, so a client that never reads costs bounded
 /// memory.
-pub const MAX_IN_FLIGHT: usize = 64;
+pub(crate) const MAX_IN_FLIGHT: usize = 64;
 
 /// The slots of the requests in flight.
 #[derive(Debug, Default)]
-pub struct InFlight {
+pub(crate) struct InFlight {
     by_key: HashMap<IdKey, i64>,
     by_ours: HashMap<i64, ClientId>,
     /// The id rmcp gets next; never reused.
@@ -26,24 +26,26 @@ pub struct InFlight {
 
 /// Why a request took no slot.
 #[derive(Debug, PartialEq)]
-pub enum Taken {
+pub(crate) enum Taken {
     /// Its id is the id of a request still in flight.
     InUse,
 }
 
 impl InFlight {
-    /// How many requests are in flight.
-    pub fn len(&self) -> usize {
+    /// How many requests are in flight (read by this module's tests).
+    #[cfg(test)]
+    fn len(&self) -> usize {
         self.by_ours.len()
     }
 
-    pub fn is_empty(&self) -> bool {
+    #[cfg(test)]
+    fn is_empty(&self) -> bool {
         self.by_ours.is_empty()
     }
 
     /// Takes a slot for a request with `id`: the id rmcp gets instead, or
     /// why not. The caller keeps the count under [`MAX_IN_FLIGHT`].
-    pub fn enter(&mut self, id: ClientId) -> Result<RequestId, Taken> {
+    pub(crate) fn enter(&mut self, id: ClientId) -> Result<RequestId, Taken> {
         if self.by_key.contains_key(&id.key) {
             return Err(Taken::InUse);
         }
@@ -57,7 +59,7 @@ impl InFlight {
     /// The client's id of the request rmcp answers under `ours`, freeing
     /// its slot; `None` when no request in flight has that id (it was
     /// cancelled, or the id is not one the transport gave).
-    pub fn answer(&mut self, ours: &RequestId) -> Option<ClientId> {
+    pub(crate) fn answer(&mut self, ours: &RequestId) -> Option<ClientId> {
         let NumberOrString::Number(n) = ours else {
             return None;
         };
@@ -69,7 +71,7 @@ impl InFlight {
     /// The request a `notifications/cancelled` names, by the client's id:
     /// the id rmcp knows it by, freeing its slot (rmcp answers nothing for a
     /// cancelled request).
-    pub fn cancel(&mut self, key: &IdKey) -> Option<RequestId> {
+    pub(crate) fn cancel(&mut self, key: &IdKey) -> Option<RequestId> {
         let ours = self.by_key.remove(key)?;
         self.by_ours.remove(&ours);
         Some(NumberOrString::Number(ours))

@@ -9,7 +9,7 @@ use rmcp::model::{ClientRequest, GetMeta, ProtocolVersion};
 
 /// Where a connection is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Lifecycle {
+pub(crate) enum Lifecycle {
     /// Nothing has started either lifecycle yet.
     Fresh,
     /// An `initialize` was answered: a 2025-11-25 (or earlier) session.
@@ -21,7 +21,7 @@ pub enum Lifecycle {
 
 /// What a request does to the lifecycle.
 #[derive(Debug, PartialEq)]
-pub enum Step {
+pub(crate) enum Step {
     /// Pass it to rmcp (the lifecycle may have moved).
     Pass,
     /// Refuse it with this message (-32600); the lifecycle stays.
@@ -31,14 +31,18 @@ pub enum Step {
 impl Lifecycle {
     /// True once a lifecycle has started: notifications and responses
     /// before it are dropped (WIRE-003).
-    pub fn started(self) -> bool {
+    pub(crate) fn started(self) -> bool {
         self != Lifecycle::Fresh
     }
 
     /// Applies `request` (WIRE-008). `supported` is what the server
     /// serves: a request naming another version starts nothing (rmcp
     /// refuses it), so it must not move the lifecycle here either.
-    pub fn request(&mut self, request: &ClientRequest, supported: &[ProtocolVersion]) -> Step {
+    pub(crate) fn request(
+        &mut self,
+        request: &ClientRequest,
+        supported: &[ProtocolVersion],
+    ) -> Step {
         let initialize = matches!(request, ClientRequest::InitializeRequest(_));
         let meta = request.get_meta();
         // Exactly rmcp's test (serve_server_with_ct_inner): both keys there

@@ -15,24 +15,25 @@ use crate::uri;
 /// Longest id a request may carry, as its JSON text. Every answer carries
 /// its request's id whole (JSON-RPC), so an id is taken only when it is no
 /// longer than an excerpt (HARD-005); real clients send numbers or UUIDs.
-pub const MAX_ID_BYTES: usize = EXCERPT_BYTES;
+pub(crate) const MAX_ID_BYTES: usize = EXCERPT_BYTES;
 
 /// Longest method handed to rmcp, whose "method not found" quotes the
 /// method whole. Every MCP method is a few dozen bytes.
-pub const MAX_METHOD_BYTES: usize = EXCERPT_BYTES;
+pub(crate) const MAX_METHOD_BYTES: usize = EXCERPT_BYTES;
 
 /// Longest `skills/get` URI handed to rmcp: the SKILL.md URI of a skill
 /// with the longest name this server can serve. rmcp refuses a URI that
 /// does not end in `/SKILL.md` before the handler sees it, quoting it whole.
-pub const MAX_SKILL_URI_BYTES: usize = uri::PREFIX.len() + MAX_SKILL_NAME_BYTES + "/SKILL.md".len();
+pub(crate) const MAX_SKILL_URI_BYTES: usize =
+    uri::PREFIX.len() + MAX_SKILL_NAME_BYTES + "/SKILL.md".len();
 
 /// A request id as the client wrote it, and as JSON-RPC compares it.
 #[derive(Debug, Clone)]
 pub struct ClientId {
     /// The id's JSON text, echoed exactly in the answer.
-    pub raw: Box<RawValue>,
+    pub(crate) raw: Box<RawValue>,
     /// What two ids are compared by (WIRE-006).
-    pub key: IdKey,
+    pub(crate) key: IdKey,
 }
 
 /// What makes two ids the same id (WIRE-006): a string by its characters
@@ -50,7 +51,7 @@ pub enum IdKey {
 impl IdKey {
     /// The key of an id already decoded; `None` when it is not a string or
     /// a number.
-    pub fn of(v: &Value) -> Option<IdKey> {
+    pub(crate) fn of(v: &Value) -> Option<IdKey> {
         match v {
             Value::String(s) => Some(IdKey::Text(s.clone())),
             Value::Number(n) => {

@@ -18,8 +18,8 @@
 //! The rules sit in `message`, `ids` and `lifecycle`, below any byte
 //! stream; this file is the stdio framing (a message a line) around them.
 
-pub mod ids;
-pub mod lifecycle;
+pub(crate) mod ids;
+pub(crate) mod lifecycle;
 pub mod message;
 
 use std::sync::{Arc, Mutex};
@@ -43,13 +43,13 @@ use message::{ClientId, Incoming, Refusal};
 /// Longest line accepted from the client: 16 MiB holds any legitimate
 /// request (tool arguments are capped far below it) and bounds what one
 /// line can cost.
-pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
+pub(crate) const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 
 /// How long end of input waits for the requests in flight to be answered
 /// (WIRE-007). Runs end at once when input ends (WIRE-005), and every
 /// other request is a read of a bounded size, so this is only reached by a
 /// request stuck on the file system.
-pub const EOF_DRAIN: Duration = Duration::from_secs(5);
+pub(crate) const EOF_DRAIN: Duration = Duration::from_secs(5);
 
 /// What the reader and the writers share.
 struct Shared<W> {
