@@ -13,6 +13,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 pub mod http;
+pub mod model2vec;
 pub mod readme;
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_skill-mcp");
@@ -265,6 +266,27 @@ impl Raw {
     }
 }
 
+/// Raw lines as transport.rs reads them (attack_transport.rs adds JSON
+/// readers of its own: one type, so the names must differ).
+impl Raw {
+    /// The next line, within 20 s.
+    pub fn next_line(&self) -> String {
+        self.lines
+            .recv_timeout(Duration::from_secs(20))
+            .expect("a reply within 20 s")
+    }
+
+    /// The next line that is not a notification.
+    pub fn answer_line(&self) -> String {
+        loop {
+            let l = self.next_line();
+            if !l.contains(r#""method":"notifications/"#) {
+                return l;
+            }
+        }
+    }
+}
+
 impl Drop for Raw {
     fn drop(&mut self) {
         let _ = self.child.kill();
@@ -349,4 +371,27 @@ pub fn runner() -> &'static Path {
         assert!(status.success(), "building the conformance runner failed");
         target.join("debug/skill-mcp-conformance")
     })
+}
+
+/// The server `cmd` started with exactly `env` (plus PATH), fed `lines`
+/// and then the end of its input: how it exited and all it wrote to stdout
+/// and stderr (for a test of what one short session logs).
+pub fn run_lines(mut cmd: Command, env: &[(&str, &str)], lines: &[&str]) -> std::process::Output {
+    cmd.env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("server starts");
+    let mut stdin = child.stdin.take().expect("stdin piped");
+    for line in lines {
+        writeln!(stdin, "{line}").expect("write to server");
+    }
+    drop(stdin);
+    child.wait_with_output().expect("server output")
 }
