@@ -227,7 +227,7 @@
             ] { };
             # The interpreter set of the python3 build (tests/packaging.rs
             # asserts it for whichever build runs it).
-            interpreters-python3 = gate "interpreters-python3" "tests --features python3 --test packaging" [
+            interpreters-python3 = gate "interpreters-python3" "tests --features python3 --test integration packaging::" [
               pkgs.cargo-nextest
             ] { SKILL_MCP_PYTHON3 = python3; };
             # The packaged runner against the packaged server, with nothing

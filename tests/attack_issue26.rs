@@ -3,7 +3,7 @@
 //! driven through MCP over stdio against the built binary. Every test here
 //! failed against the tree it was written on; each says what should hold.
 
-mod common;
+use crate::common;
 use common::*;
 
 use std::os::unix::fs::PermissionsExt;

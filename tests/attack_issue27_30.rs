@@ -4,7 +4,7 @@
 //! keys (FM-007). Each test drives the built binary through MCP and fails
 //! on the finding it is named after.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
@@ -12,6 +12,7 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc::channel;
 use std::time::{Duration, Instant};
 
+use common::model2vec;
 use common::*;
 use serde_json::{Value, json};
 
@@ -53,63 +54,13 @@ const WORDS: &[(&str, [f32; 2])] = &[
     ("transcripts", [0.0, 1.0]),
 ];
 
-/// A safetensors file of `tensors` (name, dtype, shape, little-endian bytes).
-fn safetensors(tensors: &[(&str, &str, Vec<usize>, Vec<u8>)]) -> Vec<u8> {
-    let mut header = serde_json::Map::new();
-    let mut data = Vec::new();
-    for (name, dtype, shape, bytes) in tensors {
-        header.insert(
-            (*name).into(),
-            json!({"dtype": dtype, "shape": shape, "data_offsets": [data.len(), data.len() + bytes.len()]}),
-        );
-        data.extend_from_slice(bytes);
-    }
-    let mut header = Value::Object(header).to_string();
-    while !header.len().is_multiple_of(8) {
-        header.push(' ');
-    }
-    let mut file = (header.len() as u64).to_le_bytes().to_vec();
-    file.extend_from_slice(header.as_bytes());
-    file.extend_from_slice(&data);
-    file
+/// The model2vec directory of these tests: `WORDS` under `ids`.
+fn model(dir: &Path, ids: &[u64], rows: usize, extra: &[model2vec::Tensor]) {
+    model2vec::model(dir, WORDS, ids, rows, extra);
 }
 
-/// A model2vec directory: a word-level tokenizer giving `WORDS[i]` the id
-/// `ids[i]` (`[UNK]` is 0), a table of one row per word in order (row 0
-/// `[UNK]`), and `extra` tensors beside it.
-fn model(dir: &Path, ids: &[u64], rows: usize, extra: &[(&str, &str, Vec<usize>, Vec<u8>)]) {
-    std::fs::create_dir_all(dir).unwrap();
-    let mut vocab = serde_json::Map::new();
-    vocab.insert("[UNK]".into(), json!(0));
-    for ((w, _), id) in WORDS.iter().zip(ids) {
-        vocab.insert((*w).into(), json!(id));
-    }
-    let tokenizer = json!({
-        "version": "1.0", "truncation": null, "padding": null, "added_tokens": [],
-        "normalizer": {"type": "Lowercase"},
-        "pre_tokenizer": {"type": "Whitespace"},
-        "post_processor": null, "decoder": null,
-        "model": {"type": "WordLevel", "vocab": vocab, "unk_token": "[UNK]"}
-    });
-    std::fs::write(dir.join("tokenizer.json"), tokenizer.to_string()).unwrap();
-    let mut table: Vec<u8> = Vec::new();
-    for row in std::iter::once([0.0f32, 0.0])
-        .chain(WORDS.iter().map(|(_, v)| *v))
-        .take(rows)
-    {
-        for x in row {
-            table.extend_from_slice(&x.to_le_bytes());
-        }
-    }
-    let mut tensors = vec![("embeddings", "F32", vec![rows, 2], table)];
-    tensors.extend(extra.iter().cloned());
-    std::fs::write(dir.join("model.safetensors"), safetensors(&tensors)).unwrap();
-    std::fs::write(dir.join("config.json"), r#"{"normalize": true}"#).unwrap();
-}
-
-/// The ids a well-formed tokenizer gives `WORDS`: 1, 2, ….
 fn dense_ids() -> Vec<u64> {
-    (1..=WORDS.len() as u64).collect()
+    model2vec::dense_ids(WORDS)
 }
 
 /// A session on `root` with the model in `model`, its stderr kept in a

@@ -2,7 +2,7 @@
 //! README, then tried to break what issue 30 added): each module is one
 //! finding, its tests driving the built binary from outside.
 
-mod common;
+use crate::common;
 
 mod many_roots_fit_the_answer_budget {
     //! Newcomer attack (issue 30, LIST-005/LIST-016): every answer fits the
@@ -63,27 +63,15 @@ mod many_roots_fit_the_answer_budget {
     fn a_long_unreadable_root_keeps_the_instructions_within_the_budget() {
         let tmp = tempfile::tempdir().unwrap();
         let long = format!("/nonexistent/{}", "x".repeat(50_000));
-        let out = {
-            use std::io::Write;
-            let mut child = Command::new(BIN)
-                .env_clear()
-                .env("PATH", std::env::var("PATH").unwrap_or_default())
-                .env("SKILLS_DIR", &long)
-                .current_dir(tmp.path())
-                .stdin(std::process::Stdio::piped())
-                .stdout(std::process::Stdio::piped())
-                .stderr(std::process::Stdio::null())
-                .spawn()
-                .unwrap();
-            let mut stdin = child.stdin.take().unwrap();
-            writeln!(
-                stdin,
-                r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":"2025-11-25","capabilities":{{}},"clientInfo":{{"name":"t","version":"0"}}}}}}"#
-            )
-            .unwrap();
-            drop(stdin);
-            child.wait_with_output().unwrap()
-        };
+        let mut cmd = Command::new(BIN);
+        cmd.current_dir(tmp.path());
+        let out = common::run_lines(
+            cmd,
+            &[("SKILLS_DIR", &long)],
+            &[
+                r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#,
+            ],
+        );
         let first = String::from_utf8_lossy(&out.stdout);
         let reply: serde_json::Value = serde_json::from_str(first.lines().next().unwrap()).unwrap();
         let instructions = reply["result"]["instructions"].as_str().unwrap();
@@ -117,8 +105,7 @@ mod client_errors_stay_off_the_problems_log {
     #[allow(unused_imports)]
     use super::common;
 
-    use std::io::Write;
-    use std::process::{Command, Stdio};
+    use std::process::Command;
 
     use super::common::BIN;
 
@@ -128,38 +115,24 @@ mod client_errors_stay_off_the_problems_log {
     fn a_clients_unknown_method_is_no_warning_on_stderr() {
         let tmp = tempfile::tempdir().unwrap();
         common::skill(tmp.path(), "good");
-        let mut child = Command::new(BIN)
-            .env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("SKILLS_DIR", tmp.path())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut stdin = child.stdin.take().unwrap();
-        writeln!(stdin, "{INIT}").unwrap();
-        writeln!(
-            stdin,
-            r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
-        )
-        .unwrap();
-        // What Claude Code sends on connecting.
-        writeln!(
-            stdin,
-            r#"{{"jsonrpc":"2.0","id":2,"method":"subscriptions/listen","params":{{}}}}"#
-        )
-        .unwrap();
+        let mut lines = vec![
+            INIT.to_owned(),
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.to_owned(),
+            // What Claude Code sends on connecting.
+            r#"{"jsonrpc":"2.0","id":2,"method":"subscriptions/listen","params":{}}"#.to_owned(),
+        ];
         // A client that keeps sending what the server does not serve.
         for id in 3..203 {
-            writeln!(
-                stdin,
+            lines.push(format!(
                 r#"{{"jsonrpc":"2.0","id":{id},"method":"no/such/method","params":{{}}}}"#
-            )
-            .unwrap();
+            ));
         }
-        drop(stdin);
-        let out = child.wait_with_output().unwrap();
+        let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+        let out = common::run_lines(
+            Command::new(BIN),
+            &[("SKILLS_DIR", tmp.path().to_str().unwrap())],
+            &lines,
+        );
         assert!(out.status.success(), "{out:?}");
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert_eq!(stdout.lines().count(), 202, "every request is answered");
@@ -187,8 +160,7 @@ mod mistyped_settings_speak_up {
     #[allow(unused_imports)]
     use super::common;
 
-    use std::io::Write;
-    use std::process::{Command, Stdio};
+    use std::process::Command;
     use std::time::{Duration, Instant};
 
     use super::common::{BIN, Session};
@@ -197,20 +169,8 @@ mod mistyped_settings_speak_up {
     const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
 
     fn stderr_of(env: &[(&str, &str)]) -> String {
-        let mut cmd = Command::new(BIN);
-        cmd.env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped());
-        for (k, v) in env {
-            cmd.env(k, v);
-        }
-        let mut child = cmd.spawn().unwrap();
-        let mut stdin = child.stdin.take().unwrap();
-        writeln!(stdin, "{INIT}").unwrap();
-        drop(stdin);
-        String::from_utf8_lossy(&child.wait_with_output().unwrap().stderr).into_owned()
+        let out = common::run_lines(Command::new(BIN), env, &[INIT]);
+        String::from_utf8_lossy(&out.stderr).into_owned()
     }
 
     #[test]
@@ -277,8 +237,7 @@ mod log_hides_no_line_breaks {
     #[allow(unused_imports)]
     use super::common;
 
-    use std::io::Write;
-    use std::process::{Command, Stdio};
+    use std::process::Command;
 
     use super::common::BIN;
 
@@ -304,19 +263,11 @@ mod log_hides_no_line_breaks {
     #[test]
     fn a_line_or_paragraph_separator_or_tag_character_is_escaped_in_the_log() {
         let tmp = tree();
-        let mut child = Command::new(BIN)
-            .env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("SKILLS_DIR", tmp.path())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut stdin = child.stdin.take().unwrap();
-        writeln!(stdin, "{INIT}").unwrap();
-        drop(stdin);
-        let out = child.wait_with_output().unwrap();
+        let out = common::run_lines(
+            Command::new(BIN),
+            &[("SKILLS_DIR", tmp.path().to_str().unwrap())],
+            &[INIT],
+        );
         let stderr = String::from_utf8_lossy(&out.stderr);
         let warned: Vec<&str> = stderr.lines().filter(|l| l.contains(" WARN ")).collect();
         assert_eq!(warned.len(), 3, "{stderr}");

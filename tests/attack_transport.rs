@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-mod common;
+use crate::common;
 use common::{Raw, sleeping_skill};
 
 const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
@@ -34,7 +34,7 @@ impl Raw {
 
     /// The server's children running node (a script in progress).
     fn scripts(&self) -> usize {
-        let me = self.child.id().to_string();
+        let me = self.process.pid().to_string();
         std::fs::read_dir("/proc")
             .unwrap()
             .flatten()
@@ -51,15 +51,14 @@ impl Raw {
     }
 
     fn finish(mut self) -> Option<i32> {
-        drop(self.stdin.take());
+        self.process.close_stdin();
         let t = Instant::now();
         loop {
-            if let Some(s) = self.child.try_wait().unwrap() {
+            if let Some(s) = self.process.try_wait().unwrap() {
                 return s.code();
             }
             if t.elapsed() > Duration::from_secs(15) {
-                let _ = self.child.kill();
-                let _ = self.child.wait();
+                // Dropping `self` kills and reaps the server.
                 panic!("the server did not exit within 15 s of its input ending");
             }
             std::thread::sleep(Duration::from_millis(20));

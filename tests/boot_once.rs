@@ -1,6 +1,6 @@
 //! DISC-016: the catalog is scanned once at boot, and nothing is written.
 
-mod common;
+use crate::common;
 use common::*;
 use serde_json::json;
 use std::collections::BTreeSet;

@@ -5,7 +5,7 @@
 //! more than a couple of hundred bytes of the string, say how many bytes
 //! it left out whenever it quotes any, and leave the session serving.
 
-mod common;
+use crate::common;
 use common::*;
 use serde_json::{Value, json};
 

@@ -5,7 +5,7 @@
 //! `truncated` and a content that agree, or an error saying the file
 //! changed. A transcript cannot race a writer, so this is a test.
 
-mod common;
+use crate::common;
 
 use std::fs::OpenOptions;
 use std::io::Write;

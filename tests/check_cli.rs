@@ -3,7 +3,7 @@
 //! the public anthropics/skills repository, a broken tree and a tree that
 //! only earns warnings — plus what git cannot hold, generated here.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -19,7 +19,7 @@
 //! (spec DOC-001), read from it: the server is added in user scope and
 //! listed from a directory that is not the one it was added in.
 
-mod common;
+use crate::common;
 use common::readme;
 
 use std::fs::File;

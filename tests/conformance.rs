@@ -3,7 +3,7 @@
 //! README's test command also runs the runner binary on its own, which is
 //! how another implementation runs it.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 

@@ -9,7 +9,7 @@
 //! and the ones skills/get's digest and size describe, and a path refused
 //! on one door is refused or absent on every door.
 
-mod common;
+use crate::common;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as B64;
 use common::*;

@@ -4,7 +4,7 @@
 //! run on `confirm: true` alone. The script writes a marker file, so
 //! "nothing ran" is seen on disk, not taken from the answer.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -6,7 +6,7 @@
 //! handed over (a `--require` of a script that prints, a preload that does
 //! not exist) show it in the script's output; none may appear.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -2,7 +2,7 @@
 //! result or error, the one-at-a-time lock is released, and the next call
 //! is served.
 
-mod common;
+use crate::common;
 use common::*;
 use serde_json::json;
 use std::path::Path;

@@ -2,7 +2,7 @@
 //! gets a JSON-RPC error or a tool error, and the server keeps serving;
 //! closing stdin mid-run ends the session cleanly and kills the script.
 
-mod common;
+use crate::common;
 use common::proc_kib;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};

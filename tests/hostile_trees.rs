@@ -2,7 +2,7 @@
 //! boots in bounded time, reports what it refuses, and serves the good
 //! skill beside it. Times are printed for the note.
 
-mod common;
+use crate::common;
 use common::*;
 use serde_json::{Value, json};
 use std::os::unix::ffi::OsStrExt;

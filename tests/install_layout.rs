@@ -1,6 +1,6 @@
 //! CONF-005: an installed binary finds its bundled skills beside itself.
 
-mod common;
+use crate::common;
 use common::*;
 use serde_json::json;
 

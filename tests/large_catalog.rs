@@ -5,7 +5,7 @@
 //! is refused with a message saying to list again; a manifest too large
 //! for one answer is paged; the handshake says how many skills there are.
 
-mod common;
+use crate::common;
 use common::*;
 use serde_json::{Value, json};
 use std::path::Path;

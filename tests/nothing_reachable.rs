@@ -7,7 +7,7 @@
 //! `setpriv` (or, when these tests do not run as root, as the user they run
 //! as, who is already unprivileged).
 
-mod common;
+use crate::common;
 use common::*;
 
 use std::os::unix::fs::PermissionsExt;

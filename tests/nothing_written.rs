@@ -5,7 +5,7 @@
 //! (any process that exec'd something else, and its descendants) — those
 //! write what they like, which the server does not vouch for.
 
-mod common;
+use crate::common;
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;

@@ -198,6 +198,34 @@ fn the_runner_modules_stack_in_floors() {
     }
 }
 
+/// The stdio client the runner, the tests and the bench share (issue 28
+/// §6, conformance/client) sits under all three: its modules stack, and it
+/// names none of its users nor the server.
+#[test]
+fn the_client_crate_stacks_and_names_none_of_its_users() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("conformance/client/src");
+    let g = graph_of(&src, "lib.rs");
+    floors(&g).unwrap_or_else(|cycle| {
+        panic!(
+            "the imports of conformance/client/src run in a circle: {}",
+            cycle.join(" → ")
+        )
+    });
+    let mut files = Vec::new();
+    collect(&src, &mut files);
+    assert!(!files.is_empty(), "the client's sources were not found");
+    for file in files {
+        let text = fs::read_to_string(&file).expect("readable source");
+        for user in ["skill_mcp::", "skill_mcp_conformance", "CARGO_BIN_EXE"] {
+            assert!(
+                !text.contains(user),
+                "{} names {user}: the client depends on none of its users",
+                file.display()
+            );
+        }
+    }
+}
+
 #[test]
 fn a_cycle_is_found_and_named() {
     let mut g: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();

@@ -5,7 +5,7 @@
 //! `node`, plus `python3` in the `python3` build (the Nix `with-python`
 //! package, whose check runs this file with that feature).
 
-mod common;
+use crate::common;
 use common::*;
 
 use std::path::Path;

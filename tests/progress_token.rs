@@ -5,7 +5,7 @@
 //! before anything starts; a token within it still gets its progress.
 //! Output volume over a real run is what is checked, so this is a test.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::time::{Duration, Instant};

@@ -5,7 +5,7 @@
 //! generous (64 MiB over the idle peak) because it is a property check, not
 //! a benchmark — reading the file whole would add 300 MiB.
 
-mod common;
+use crate::common;
 use common::*;
 use serde_json::json;
 

@@ -10,7 +10,7 @@
 //! (and `--root` into a temporary directory), reusing the gate's compiled
 //! crates rather than compiling the release profile again.
 
-mod common;
+use crate::common;
 use common::readme::{self, Line};
 use common::*;
 

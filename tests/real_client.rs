@@ -7,7 +7,7 @@
 //! The SDK lives in a virtualenv the README's test command creates
 //! (`.venv` at the repository root); `SKILL_MCP_PYTHON` overrides it.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -4,7 +4,7 @@
 //! skill_run in flight across a swap (RELOAD-002's "keeps its plan") and
 //! one-snapshot replies while swaps go back and forth are driven from here.
 
-mod common;
+use crate::common;
 use common::*;
 use serde_json::json;
 use std::path::{Path, PathBuf};

@@ -5,7 +5,7 @@
 //! through MCP over stdio against the built server; the watches are
 //! counted in /proc/<pid>/fdinfo of its inotify descriptor.
 
-mod common;
+use crate::common;
 use common::*;
 use serde_json::{Value, json};
 use std::path::Path;

@@ -4,7 +4,7 @@
 //! including the same process after a rescan of a changed tree. Each
 //! walk takes every next page from the other process, over stdio.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -4,7 +4,7 @@
 //! (run with --nocapture) for the note; the asserted bounds are the
 //! spec's, not benchmarks.
 
-mod common;
+use crate::common;
 use common::*;
 use serde_json::json;
 use std::time::Instant;

@@ -4,7 +4,8 @@
 //! matches nothing says so; the body counts, up to its prefix; pages of a
 //! query are exact; a reload searches the new catalog.
 
-mod common;
+use crate::common;
+use common::model2vec::tiny_model;
 use common::*;
 use serde_json::{Value, json};
 use std::path::Path;
@@ -384,47 +385,6 @@ fn the_tools_a_host_may_defer_carry_a_search_hint_and_the_first_two_load_always(
         assert!(meta(name).get("anthropic/alwaysLoad").is_none(), "{name}");
     }
     s.finish();
-}
-
-/// A model2vec directory for LIST-017's tests: a word-level tokenizer over
-/// `words` and a 2-dimension table, one row a word (row 0 is `[UNK]`),
-/// written as model2vec lays it out. `rows` may be fewer than the words,
-/// for a model whose tokenizer and table disagree.
-fn tiny_model(dir: &Path, words: &[(&str, [f32; 2])], rows: usize) {
-    std::fs::create_dir_all(dir).unwrap();
-    let mut vocab = serde_json::Map::new();
-    vocab.insert("[UNK]".into(), json!(0));
-    for (i, (w, _)) in words.iter().enumerate() {
-        vocab.insert((*w).into(), json!(i + 1));
-    }
-    let tokenizer = json!({
-        "version": "1.0", "truncation": null, "padding": null, "added_tokens": [],
-        "normalizer": {"type": "Lowercase"},
-        "pre_tokenizer": {"type": "Whitespace"},
-        "post_processor": null, "decoder": null,
-        "model": {"type": "WordLevel", "vocab": vocab, "unk_token": "[UNK]"}
-    });
-    std::fs::write(dir.join("tokenizer.json"), tokenizer.to_string()).unwrap();
-    let mut data: Vec<u8> = Vec::new();
-    let table: Vec<[f32; 2]> = std::iter::once([0.0, 0.0])
-        .chain(words.iter().map(|(_, v)| *v))
-        .take(rows)
-        .collect();
-    for row in &table {
-        for x in row {
-            data.extend_from_slice(&x.to_le_bytes());
-        }
-    }
-    let mut header = json!({"embeddings": {"dtype": "F32", "shape": [table.len(), 2], "data_offsets": [0, data.len()]}})
-        .to_string();
-    while !header.len().is_multiple_of(8) {
-        header.push(' ');
-    }
-    let mut file = (header.len() as u64).to_le_bytes().to_vec();
-    file.extend_from_slice(header.as_bytes());
-    file.extend_from_slice(&data);
-    std::fs::write(dir.join("model.safetensors"), file).unwrap();
-    std::fs::write(dir.join("config.json"), r#"{"normalize": true}"#).unwrap();
 }
 
 /// Words of the catalog above and of the queries below: "deck" lies with

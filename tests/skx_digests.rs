@@ -3,7 +3,7 @@
 //! snapshot's life without re-opening a file, and every `skills/list`
 //! page fits the answer budget.
 
-mod common;
+use crate::common;
 
 use std::fs::{self, File, FileTimes};
 use std::path::Path;

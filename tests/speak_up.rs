@@ -5,7 +5,7 @@
 //! shell expanded pointed out. Through the built binary, as a client
 //! starts it.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::path::Path;

@@ -3,7 +3,7 @@
 //! one rule at a time, fails the cases about that rule — and passes them
 //! through a proxy that breaks nothing.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::process::{Command, Stdio};

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-mod common;
+use crate::common;
 use common::{BIN, Raw, proc_kib, sleeping_skill};
 
 const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
@@ -126,31 +126,12 @@ fn end_of_input_loses_and_tears_no_answer() {
     );
 }
 
-/// A session read line by line, its raw lines kept (`common::Raw`).
-impl Raw {
-    fn next(&self) -> String {
-        self.lines
-            .recv_timeout(Duration::from_secs(20))
-            .expect("a reply within 20 s")
-    }
-
-    /// The next line that is not a notification.
-    fn answer(&self) -> String {
-        loop {
-            let l = self.next();
-            if !l.contains(r#""method":"notifications/"#) {
-                return l;
-            }
-        }
-    }
-}
-
 #[test]
 fn every_id_json_rpc_allows_is_answered_under_itself_and_wedges_nothing() {
     let root = tree();
     let mut s = Raw::start(root.path());
     s.send(INIT);
-    assert!(s.answer().contains(r#""id":1,"#));
+    assert!(s.answer_line().contains(r#""id":1,"#));
     s.send(INITIALIZED);
     // More of each than there are slots (64): a slot taken under one
     // spelling and never freed would stop the server reading.
@@ -167,7 +148,7 @@ fn every_id_json_rpc_allows_is_answered_under_itself_and_wedges_nothing() {
     ] {
         for _ in 0..70 {
             s.send(&format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#));
-            let line = s.answer();
+            let line = s.answer_line();
             let v: Value = serde_json::from_str(&line).unwrap();
             assert_eq!(v["result"], json!({}), "{id}: {line}");
             let expected: Value = serde_json::from_str(id).unwrap();
@@ -183,7 +164,7 @@ fn every_id_json_rpc_allows_is_answered_under_itself_and_wedges_nothing() {
     // null and other types are refused, under id null, and take no slot.
     for id in ["null", "[1]", r#"{"a":1}"#, "true"] {
         s.send(&format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#));
-        let v: Value = serde_json::from_str(&s.answer()).unwrap();
+        let v: Value = serde_json::from_str(&s.answer_line()).unwrap();
         assert_eq!(
             (v["id"].clone(), v["error"]["code"].clone()),
             (Value::Null, json!(-32600)),
@@ -191,7 +172,7 @@ fn every_id_json_rpc_allows_is_answered_under_itself_and_wedges_nothing() {
         );
     }
     s.send(r#"{"jsonrpc":"2.0","id":"last","method":"tools/call","params":{"name":"skill_list","arguments":{}}}"#);
-    let v: Value = serde_json::from_str(&s.answer()).unwrap();
+    let v: Value = serde_json::from_str(&s.answer_line()).unwrap();
     assert_eq!(
         v["result"]["structuredContent"]["skills"][0]["name"], "s",
         "{v}"
@@ -203,7 +184,7 @@ fn a_repeated_id_in_flight_is_refused_and_a_cancel_frees_it() {
     let root = tree();
     let mut s = Raw::start(root.path());
     s.send(INIT);
-    s.answer();
+    s.answer_line();
     s.send(INITIALIZED);
     s.send(r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"skill_run","arguments":{"name":"s","script":"sleep.js","confirm":true}}}"#);
     std::thread::sleep(Duration::from_millis(300));
@@ -212,7 +193,7 @@ fn a_repeated_id_in_flight_is_refused_and_a_cancel_frees_it() {
         s.send(&format!(
             r#"{{"jsonrpc":"2.0","id":{same},"method":"ping"}}"#
         ));
-        let line = s.answer();
+        let line = s.answer_line();
         let v: Value = serde_json::from_str(&line).unwrap();
         assert_eq!(v["error"]["code"], -32600, "{line}");
         assert!(line.contains(&format!(r#""id":{same},"#)), "{line}");
@@ -227,7 +208,7 @@ fn a_repeated_id_in_flight_is_refused_and_a_cancel_frees_it() {
     s.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}"#);
     std::thread::sleep(Duration::from_millis(200));
     s.send(r#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#);
-    let v: Value = serde_json::from_str(&s.answer()).unwrap();
+    let v: Value = serde_json::from_str(&s.answer_line()).unwrap();
     assert_eq!(
         (v["id"].clone(), v["result"].clone()),
         (json!(7), json!({})),
@@ -278,10 +259,10 @@ fn a_lone_surrogate_is_refused_under_the_requests_own_id() {
     let root = tree();
     let mut s = Raw::start(root.path());
     s.send(INIT);
-    s.answer();
+    s.answer_line();
     s.send(INITIALIZED);
     s.send(r#"{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"skill_load","arguments":{"name":"\ud800"}}}"#);
-    let v: Value = serde_json::from_str(&s.answer()).unwrap();
+    let v: Value = serde_json::from_str(&s.answer_line()).unwrap();
     assert_eq!(
         (v["id"].clone(), v["error"]["code"].clone()),
         (json!(42), json!(-32700)),
@@ -295,7 +276,7 @@ fn a_lone_surrogate_is_refused_under_the_requests_own_id() {
         "{v}"
     );
     s.send(r#"{"jsonrpc":"2.0","id":43,"method":"ping"}"#);
-    assert!(s.answer().contains(r#""id":43,"#));
+    assert!(s.answer_line().contains(r#""id":43,"#));
 }
 
 /// WIRE-001: a leading byte-order mark and a number past a 64-bit float
@@ -306,7 +287,7 @@ fn a_byte_order_mark_and_a_number_too_large_are_named_in_the_refusal() {
     let root = tree();
     let mut s = Raw::start(root.path());
     s.send(INIT);
-    s.answer();
+    s.answer_line();
     s.send(INITIALIZED);
     for (line, says) in [
         (
@@ -323,7 +304,7 @@ fn a_byte_order_mark_and_a_number_too_large_are_named_in_the_refusal() {
         ),
     ] {
         s.send(line);
-        let v: Value = serde_json::from_str(&s.answer()).unwrap();
+        let v: Value = serde_json::from_str(&s.answer_line()).unwrap();
         assert_eq!(v["error"]["code"], json!(-32700), "{line}: {v}");
         assert!(
             v["error"]["message"]
@@ -334,7 +315,7 @@ fn a_byte_order_mark_and_a_number_too_large_are_named_in_the_refusal() {
         );
     }
     s.send(r#"{"jsonrpc":"2.0","id":43,"method":"ping"}"#);
-    assert!(s.answer().contains(r#""id":43,"#));
+    assert!(s.answer_line().contains(r#""id":43,"#));
 }
 
 const INLINE_META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
@@ -348,10 +329,10 @@ fn the_lifecycle_a_connection_starts_in_is_the_one_it_keeps() {
     s.send(&format!(
         r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{{{INLINE_META}}}}}"#
     ));
-    let v: Value = serde_json::from_str(&s.answer()).unwrap();
+    let v: Value = serde_json::from_str(&s.answer_line()).unwrap();
     assert!(v["result"]["tools"].is_array(), "{v}");
     s.send(INIT);
-    let v: Value = serde_json::from_str(&s.answer()).unwrap();
+    let v: Value = serde_json::from_str(&s.answer_line()).unwrap();
     assert_eq!(
         (v["id"].clone(), v["error"]["code"].clone()),
         (json!(1), json!(-32600)),
@@ -365,7 +346,7 @@ fn the_lifecycle_a_connection_starts_in_is_the_one_it_keeps() {
         "{v}"
     );
     s.send(&format!(r#"{{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{{"name":"skill_list","arguments":{{}},{INLINE_META}}}}}"#));
-    let v: Value = serde_json::from_str(&s.answer()).unwrap();
+    let v: Value = serde_json::from_str(&s.answer_line()).unwrap();
     assert_eq!(
         v["result"]["structuredContent"]["skills"][0]["name"], "s",
         "{v}"
@@ -375,14 +356,14 @@ fn the_lifecycle_a_connection_starts_in_is_the_one_it_keeps() {
     // A request with half the _meta starts nothing: initialize still works.
     let mut s = Raw::start(root.path());
     s.send(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#);
-    let v: Value = serde_json::from_str(&s.answer()).unwrap();
+    let v: Value = serde_json::from_str(&s.answer_line()).unwrap();
     assert!(v["error"].is_object(), "{v}");
     s.send(INIT);
-    let v: Value = serde_json::from_str(&s.answer()).unwrap();
+    let v: Value = serde_json::from_str(&s.answer_line()).unwrap();
     assert_eq!(v["result"]["serverInfo"]["name"], "skill-mcp", "{v}");
     s.send(INITIALIZED);
     s.send(r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#);
-    let v: Value = serde_json::from_str(&s.answer()).unwrap();
+    let v: Value = serde_json::from_str(&s.answer_line()).unwrap();
     assert_eq!(v["result"], json!({}), "{v}");
 }
 

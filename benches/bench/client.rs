@@ -1,17 +1,17 @@
 //! The stdio JSON-RPC client: spawns the server (or a baseline build, or
 //! either under a wrapper), sends requests, matches replies by id, and
 //! reads the server's figures from /proc. Apart from the measurements so
-//! they read as calls, not plumbing.
+//! they read as calls, not plumbing. The wire is skill_mcp_client's (the
+//! runner's and the tests' too); what is the bench's own is which process
+//! it starts and what it reads from /proc.
 
-use std::collections::HashMap;
 use std::fs;
-use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use skill_mcp_client::{Client, Options, Process, Stderr, WaitError};
 
 use crate::SERVER;
 
@@ -21,15 +21,12 @@ const REPLY_TIMEOUT: Duration = Duration::from_secs(120);
 /// One server process and a small JSON-RPC client over its stdio. Replies
 /// are matched by id and may arrive in any order; each is timestamped when
 /// its line has been read, before it is parsed, so the client's parsing is
-/// not counted in a round trip.
+/// not counted in a round trip. Writes go straight to the pipe (no writer
+/// thread to hand off to).
 pub struct Server {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    replies: Receiver<(Instant, usize, Value)>,
-    early: HashMap<u64, (Instant, usize, Value)>,
+    client: Client,
     /// Bytes of the last reply waited for.
     pub last_len: usize,
-    next_id: u64,
     pub spawned: Instant,
     /// The program whose /proc figures are read.
     exe: PathBuf,
@@ -97,107 +94,49 @@ impl Server {
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", std::env::var_os("HOME").unwrap_or_default())
             .env("SKILLS_DIR", root)
-            .envs(env.iter().copied())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null());
+            .envs(env.iter().copied());
         let spawned = Instant::now();
-        let mut child = cmd
-            .spawn()
-            .unwrap_or_else(|e| panic!("{cmd:?} does not start: {e}"));
-        let stdout = child.stdout.take().expect("stdout is piped");
-        let (tx, replies) = channel();
+        let process = Process::spawn(
+            cmd,
+            Options {
+                stderr: Stderr::To(Stdio::null()),
+                writer_thread: false,
+            },
+        )
+        .unwrap_or_else(|e| panic!("{cmd:?} does not start: {e}"));
+        let client = Client::new(process);
         // A wrapper (heaptrack, say) may print to stdout too; the server
         // alone must not.
-        let lenient = wrapped;
-        std::thread::spawn(move || {
-            let mut r = BufReader::with_capacity(1 << 20, stdout);
-            let mut line = String::new();
-            loop {
-                line.clear();
-                match r.read_line(&mut line) {
-                    Ok(0) | Err(_) => break,
-                    Ok(_) => {}
-                }
-                let at = Instant::now();
-                let v: Value = match serde_json::from_str(&line) {
-                    Ok(v) => v,
-                    Err(_) if lenient => {
-                        eprintln!("(wrapper) {}", line.trim_end());
-                        continue;
-                    }
-                    Err(e) => panic!("the server wrote a line that is not JSON ({e}): {line:.200}"),
-                };
-                if tx.send((at, line.len(), v)).is_err() {
-                    break;
-                }
-            }
-        });
-        let stdin = child.stdin.take();
+        let client = if wrapped { client.lenient() } else { client };
         Server {
-            child,
-            stdin,
-            replies,
-            early: HashMap::new(),
+            client,
             last_len: 0,
-            next_id: 1,
             spawned,
             exe,
             wrapped,
         }
     }
 
-    fn write(&mut self, msg: &Value) -> Instant {
-        let stdin = self.stdin.as_mut().expect("stdin is open");
-        let mut line = serde_json::to_vec(msg).expect("a request serializes");
-        line.push(b'\n');
-        let t = Instant::now();
-        stdin.write_all(&line).expect("write to the server");
-        stdin.flush().expect("flush to the server");
-        t
-    }
-
     /// Sends a request; returns its id and when it was sent.
     pub fn send(&mut self, method: &str, params: Value) -> (u64, Instant) {
-        let id = self.next_id;
-        self.next_id += 1;
-        let t =
-            self.write(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        (id, t)
-    }
-
-    fn notify(&mut self, method: &str) {
-        self.write(&json!({"jsonrpc": "2.0", "method": method}));
+        self.client
+            .send_request(method, params)
+            .unwrap_or_else(|e| panic!("write to the server: {e}"))
     }
 
     /// Waits for the reply to `id`, keeping any other reply for later.
     pub fn wait(&mut self, id: u64) -> (Instant, Value) {
-        if let Some((at, len, v)) = self.early.remove(&id) {
-            self.last_len = len;
-            return (at, v);
-        }
-        loop {
-            let (at, len, v) = match self.replies.recv_timeout(REPLY_TIMEOUT) {
-                Ok(r) => r,
-                Err(RecvTimeoutError::Timeout) => {
-                    panic!("no reply to request {id} within {REPLY_TIMEOUT:?}")
-                }
-                Err(RecvTimeoutError::Disconnected) => {
-                    panic!("the server closed stdout before answering request {id}")
-                }
-            };
-            // Notifications and server-to-client requests are not replies.
-            if v.get("method").is_some() {
-                continue;
+        match self.client.wait_reply(id, REPLY_TIMEOUT) {
+            Ok(m) => {
+                self.last_len = m.wire_len;
+                (m.at, m.value)
             }
-            let Some(got) = v.get("id").and_then(Value::as_u64) else {
-                continue;
-            };
-            if got == id {
-                self.last_len = len;
-                return (at, v);
+            Err(WaitError::Timeout) => {
+                panic!("no reply to request {id} within {REPLY_TIMEOUT:?}")
             }
-            self.early.insert(got, (at, len, v));
+            Err(WaitError::Closed(why)) => {
+                panic!("the server closed stdout before answering request {id}: {why}")
+            }
         }
     }
 
@@ -224,17 +163,9 @@ impl Server {
     /// Waits for a notification named `method`, keeping replies for later;
     /// returns when its line was read.
     pub fn wait_notification(&mut self, method: &str) -> Instant {
-        loop {
-            let (at, len, v) = match self.replies.recv_timeout(REPLY_TIMEOUT) {
-                Ok(r) => r,
-                Err(e) => panic!("no {method} within {REPLY_TIMEOUT:?}: {e:?}"),
-            };
-            if v.get("method").and_then(Value::as_str) == Some(method) {
-                return at;
-            }
-            if let Some(got) = v.get("id").and_then(Value::as_u64) {
-                self.early.insert(got, (at, len, v));
-            }
+        match self.client.wait_notification(method, REPLY_TIMEOUT) {
+            Ok(m) => m.at,
+            Err(e) => panic!("no {method} within {REPLY_TIMEOUT:?}: {e}"),
         }
     }
 
@@ -262,37 +193,31 @@ impl Server {
 
     /// initialize (answered after the boot scan) and `initialized`.
     pub fn initialize(&mut self) -> Instant {
-        let (id, _) = self.send(
-            "initialize",
-            json!({"protocolVersion": "2025-11-25", "capabilities": {},
-                   "clientInfo": {"name": "skill-mcp-bench", "version": "0"}}),
-        );
-        let (at, v) = self.wait(id);
-        let r = ok("initialize", v);
+        let (at, r) = self.initialize_reply();
         assert_eq!(r["serverInfo"]["name"], "skill-mcp", "{r}");
-        self.notify("notifications/initialized");
         at
     }
 
     /// initialize and `initialized` for any server (a peer answers with
     /// its own serverInfo); when the reply was read.
     pub fn initialize_any(&mut self) -> Instant {
-        let (id, _) = self.send(
-            "initialize",
-            json!({"protocolVersion": "2025-11-25", "capabilities": {},
-                   "clientInfo": {"name": "skill-mcp-bench", "version": "0"}}),
-        );
-        let (at, v) = self.wait(id);
-        ok("initialize", v);
-        self.notify("notifications/initialized");
-        at
+        self.initialize_reply().0
+    }
+
+    fn initialize_reply(&mut self) -> (Instant, Value) {
+        let m = self
+            .client
+            .initialize("2025-11-25", json!({}), "skill-mcp-bench", REPLY_TIMEOUT)
+            .unwrap_or_else(|e| panic!("{e}"));
+        self.last_len = m.wire_len;
+        (m.at, ok("initialize", m.value))
     }
 
     /// The server's pid: the child itself, or under a wrapper that does not
     /// exec, the descendant running the server's program (a wrapper may
     /// start helpers too: heaptrack's first child is its interpreter).
     pub fn server_pid(&self) -> u32 {
-        let root = self.child.id();
+        let root = self.client.process.pid();
         if !self.wrapped {
             return root;
         }
@@ -326,14 +251,6 @@ impl Server {
             .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
             .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
             .unwrap_or_else(|| panic!("no {field} in /proc status"))
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        self.stdin.take();
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

@@ -1,27 +1,27 @@
-//! A minimal JSON-RPC-over-stdio client for integration tests that need to
-//! look at the server from the outside in ways the conformance runner does
-//! not (install layouts, files changed after boot, a third-party client).
+//! What the integration tests share: a JSON-RPC-over-stdio session for
+//! tests that look at the server from the outside in ways the conformance
+//! runner does not (install layouts, files changed after boot, a
+//! third-party client), on the client crate the runner and the bench use
+//! too (conformance/client), and the fixtures several tests write.
 
 #![allow(dead_code)]
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::Path;
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{Receiver, channel};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use skill_mcp_client::{Client, Event, Options, Process, Stderr, WaitError};
 
 pub mod http;
+pub mod model2vec;
 pub mod readme;
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_skill-mcp");
 
 pub struct Session {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    lines: Receiver<String>,
-    next_id: u64,
+    client: Client,
 }
 
 impl Session {
@@ -50,30 +50,23 @@ impl Session {
         stderr: Stdio,
         capabilities: Value,
     ) -> Session {
-        let (child, stdin, lines) = spawn(cmd, env, stderr);
-        let mut s = Session {
-            child,
-            stdin,
-            lines,
-            next_id: 1,
-        };
-        let init = s.request(
-            "initialize",
-            json!({"protocolVersion": "2025-11-25", "capabilities": capabilities, "clientInfo": {"name": "tests", "version": "0"}}),
-        );
+        let mut client = Client::new(spawn(cmd, env, stderr));
+        let init = client
+            .initialize("2025-11-25", capabilities, "tests", Duration::from_secs(20))
+            .expect("a reply to initialize within 20 s")
+            .value;
         assert_eq!(init["result"]["serverInfo"]["name"], "skill-mcp", "{init}");
-        s.notify("notifications/initialized", json!({}));
-        s
+        Session { client }
     }
 
     pub fn notify(&mut self, method: &str, params: Value) {
-        self.send(json!({"jsonrpc": "2.0", "method": method, "params": params}));
+        self.client
+            .notify(method, Some(params))
+            .expect("write to server");
     }
 
     fn send(&mut self, msg: Value) {
-        let stdin = self.stdin.as_mut().expect("stdin open");
-        writeln!(stdin, "{msg}").expect("write to server");
-        stdin.flush().expect("flush");
+        self.client.send(&msg).expect("write to server");
     }
 
     /// Sends a request and waits (at most 20 s) for the reply with its id.
@@ -84,15 +77,11 @@ impl Session {
 
     /// As `request`, but the reply's line exactly as the server wrote it.
     pub fn request_line(&mut self, method: &str, params: Value) -> String {
-        let id = self.next_id;
-        self.next_id += 1;
-        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        loop {
-            let line = self.next_line();
-            let v: Value = serde_json::from_str(&line).expect("stdout carries JSON only");
-            if v["id"] == json!(id) {
-                return line;
-            }
+        let id = self.send_request(method, params);
+        match self.client.wait_reply(id, Duration::from_secs(20)) {
+            Ok(m) => m.line,
+            Err(WaitError::Timeout) => panic!("a reply within 20 s"),
+            Err(e) => panic!("stdout carries JSON only: {e}"),
         }
     }
 
@@ -103,14 +92,12 @@ impl Session {
 
     /// The next line the server writes, within 20 s.
     pub fn next_line(&mut self) -> String {
-        self.lines
-            .recv_timeout(Duration::from_secs(20))
-            .expect("a reply within 20 s")
+        line_within(&self.client.process, Duration::from_secs(20)).expect("a reply within 20 s")
     }
 
     /// The next line the server writes, if one comes within `within`.
     pub fn line_within(&mut self, within: Duration) -> Option<String> {
-        self.lines.recv_timeout(within).ok()
+        line_within(&self.client.process, within)
     }
 
     /// Calls a tool and returns its structuredContent (panics on isError).
@@ -121,7 +108,7 @@ impl Session {
     }
 
     pub fn pid(&self) -> u32 {
-        self.child.id()
+        self.client.process.pid()
     }
 
     /// Sends SIGHUP and waits, 20 s at most, until `skill_list` reports a
@@ -144,14 +131,14 @@ impl Session {
 
     /// Closes stdin and waits for a clean exit.
     pub fn finish(mut self) -> std::process::ExitStatus {
-        self.stdin.take();
+        self.client.process.close_stdin();
         for _ in 0..100 {
-            if let Ok(Some(status)) = self.child.try_wait() {
+            if let Ok(Some(status)) = self.client.process.try_wait() {
                 return status;
             }
             std::thread::sleep(Duration::from_millis(50));
         }
-        let _ = self.child.kill();
+        // Dropping the session kills the server.
         panic!("server did not exit within 5 s of stdin closing");
     }
 }
@@ -162,10 +149,10 @@ impl Session {
 impl Session {
     /// Sends a request without waiting; returns its id for `reply_to`.
     pub fn send_request(&mut self, method: &str, params: Value) -> u64 {
-        let id = self.next_id;
-        self.next_id += 1;
-        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        id
+        self.client
+            .send_request(method, params)
+            .expect("write to server")
+            .0
     }
 
     /// The reply with `id`, from `kept` or from the wire within `within`;
@@ -178,7 +165,7 @@ impl Session {
         let deadline = std::time::Instant::now() + within;
         loop {
             let left = deadline.saturating_duration_since(std::time::Instant::now());
-            let line = self.lines.recv_timeout(left).ok()?;
+            let line = line_within(&self.client.process, left)?;
             let v: Value = serde_json::from_str(&line).expect("stdout carries JSON only");
             if v["id"] == json!(id) {
                 return Some(v);
@@ -200,75 +187,78 @@ impl Session {
     }
 }
 
-/// Starts `cmd` with exactly `env` (plus PATH), its stdout read line by
-/// line on a thread of its own.
-fn spawn(
-    mut cmd: Command,
-    env: &[(&str, &str)],
-    stderr: Stdio,
-) -> (Child, Option<ChildStdin>, Receiver<String>) {
+/// Starts `cmd` with exactly `env` (plus PATH) and its stderr to `stderr`;
+/// its stdout is read line by line on a thread of its own.
+fn spawn(mut cmd: Command, env: &[(&str, &str)], stderr: Stdio) -> Process {
     cmd.env_clear()
         .env("PATH", std::env::var("PATH").unwrap_or_default());
     for (k, v) in env {
         cmd.env(k, v);
     }
-    let mut child = cmd
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(stderr)
-        .spawn()
-        .expect("server starts");
-    let stdout = child.stdout.take().expect("stdout piped");
-    let (tx, lines) = channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    let stdin = child.stdin.take();
-    (child, stdin, lines)
+    Process::spawn(
+        &mut cmd,
+        Options {
+            stderr: Stderr::To(stderr),
+            writer_thread: false,
+        },
+    )
+    .expect("server starts")
+}
+
+/// The next line `p` writes, if one comes within `within` (`None` too once
+/// stdout has ended: a test of the wire sees the end as no more lines).
+fn line_within(p: &Process, within: Duration) -> Option<String> {
+    match p.recv(within).ok()? {
+        Event::Line { text, .. } => Some(String::from_utf8(text).expect("stdout carries UTF-8")),
+        _ => None,
+    }
 }
 
 /// The server driven line by line with no handshake, for tests of the wire
 /// itself; a test file adds the readers it needs (`impl Raw` there).
 pub struct Raw {
-    pub child: Child,
-    pub stdin: Option<ChildStdin>,
-    pub lines: Receiver<String>,
+    pub process: Process,
 }
 
 impl Raw {
     /// The built server serving `skills`.
     pub fn start(skills: &Path) -> Raw {
         let dir = skills.to_str().expect("a UTF-8 path");
-        let (child, stdin, lines) = spawn(Command::new(BIN), &[("SKILLS_DIR", dir)], Stdio::null());
         Raw {
-            child,
-            stdin,
-            lines,
+            process: spawn(Command::new(BIN), &[("SKILLS_DIR", dir)], Stdio::null()),
         }
     }
 
     /// Writes `line` and a newline, as it is.
     pub fn send(&mut self, line: &str) {
-        let stdin = self.stdin.as_mut().expect("stdin open");
-        stdin.write_all(line.as_bytes()).expect("write to server");
-        stdin.write_all(b"\n").expect("write to server");
-        stdin.flush().expect("flush");
+        self.process
+            .send_line(line.as_bytes())
+            .expect("write to server");
     }
 
     /// The next line the server writes, if one comes within `within`.
     pub fn line_within(&self, within: Duration) -> Option<String> {
-        self.lines.recv_timeout(within).ok()
+        line_within(&self.process, within)
     }
 }
 
-impl Drop for Raw {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+/// Raw lines as transport.rs reads them (attack_transport.rs adds JSON
+/// readers of its own: one type, so the names must differ).
+impl Raw {
+    /// The next line, within 20 s.
+    pub fn next_line(&self) -> String {
+        self.line_within(Duration::from_secs(20))
+            .expect("a reply within 20 s")
+    }
+
+    /// The next line that is not a notification.
+    pub fn answer_line(&self) -> String {
+        loop {
+            let l = self.next_line();
+            if !l.contains(r#""method":"notifications/"#) {
+                return l;
+            }
+        }
     }
 }
 
@@ -283,13 +273,6 @@ pub fn sleeping_skill(root: &Path) {
     )
     .expect("write SKILL.md");
     std::fs::write(s.join("sleep.js"), "setInterval(() => {}, 1000);").expect("write sleep.js");
-}
-
-impl Drop for Session {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 /// Writes a minimal skill.
@@ -349,4 +332,27 @@ pub fn runner() -> &'static Path {
         assert!(status.success(), "building the conformance runner failed");
         target.join("debug/skill-mcp-conformance")
     })
+}
+
+/// The server `cmd` started with exactly `env` (plus PATH), fed `lines`
+/// and then the end of its input: how it exited and all it wrote to stdout
+/// and stderr (for a test of what one short session logs).
+pub fn run_lines(mut cmd: Command, env: &[(&str, &str)], lines: &[&str]) -> std::process::Output {
+    cmd.env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("server starts");
+    let mut stdin = child.stdin.take().expect("stdin piped");
+    for line in lines {
+        writeln!(stdin, "{line}").expect("write to server");
+    }
+    drop(stdin);
+    child.wait_with_output().expect("server output")
 }

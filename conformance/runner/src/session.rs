@@ -1,19 +1,20 @@
 //! One server process driven over stdio: newline-delimited JSON-RPC.
 //!
-//! A reader thread turns stdout lines into events on a channel; a writer
-//! thread owns stdin (so a server that stops reading cannot block the
-//! runner); a third thread keeps the last lines of stderr. Replies are
-//! matched to requests by id; requests from the server are answered with
-//! -32601; notifications are kept.
+//! The process and its threads are `skill_mcp_client::Process`'s (shared
+//! with the tests and the bench): a reader thread turns stdout lines into
+//! events, a writer thread owns stdin (so a server that stops reading
+//! cannot block the runner), a third keeps the last lines of stderr. What
+//! is the runner's own is how strictly it reads: replies are matched to
+//! requests by id, and one answered twice, a stray reply or a line that is
+//! not JSON is a failure of the case; requests from the server are
+//! answered with -32601; notifications are kept.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::ffi::OsString;
-use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
-use std::sync::{Arc, Mutex};
+use std::process::Command;
+use std::sync::mpsc::RecvTimeoutError;
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -21,29 +22,16 @@ use nix::sys::signal::{Signal, killpg};
 use nix::sys::wait::{Id, WaitPidFlag, WaitStatus, waitid};
 use nix::unistd::Pid;
 use serde_json::{Value, json};
+use skill_mcp_client::{Event, MAX_LINE_BYTES, Options, Process, Stderr};
 
 use crate::json::clip;
 
 /// Lines of stderr kept for failure reports.
 pub const STDERR_TAIL_LINES: usize = 40;
-/// Longest stdout line accepted (a longer one is a failure, not an OOM).
-const MAX_LINE_BYTES: u64 = 256 << 20;
 /// Runner-assigned request ids start here, far from ids a raw step writes.
 const FIRST_ID: u64 = 1_000_001;
 /// How long the server gets to exit after its stdin is closed.
 const EXIT_GRACE: Duration = Duration::from_secs(5);
-
-enum Event {
-    Message(Value),
-    NotJson(String, String),
-    Eof,
-    ReadError(String),
-}
-
-#[derive(Default)]
-struct Tail {
-    lines: VecDeque<String>,
-}
 
 /// Why a wait ended without what it waited for.
 #[derive(Debug, Clone, PartialEq)]
@@ -57,13 +45,8 @@ pub enum WaitError {
 }
 
 pub struct Server {
-    child: Option<Child>,
+    process: Process,
     pid: Pid,
-    to_stdin: Option<Sender<Vec<u8>>>,
-    write_error: Arc<Mutex<Option<String>>>,
-    events: Receiver<Event>,
-    stderr: Arc<Mutex<Tail>>,
-    stderr_done: Receiver<()>,
     next_id: u64,
     sent_ids: HashSet<u64>,
     replies: HashMap<u64, Value>,
@@ -100,86 +83,19 @@ impl Server {
             .env_clear()
             .envs(env.iter().map(|(k, v)| (k, v)))
             .current_dir(cwd)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
             .process_group(0);
-        let mut child = cmd
-            .spawn()
-            .map_err(|e| format!("cannot start the server `{prog}`: {e}"))?;
-        let pid = Pid::from_raw(child.id() as i32);
-        let (Some(stdin), Some(stdout), Some(stderr)) =
-            (child.stdin.take(), child.stdout.take(), child.stderr.take())
-        else {
-            let _ = killpg(pid, Signal::SIGKILL);
-            let _ = child.wait();
-            return Err("the server's stdio pipes were not created".to_string());
-        };
-
-        // stdin writer
-        let (to_stdin, from_runner) = mpsc::channel::<Vec<u8>>();
-        let write_error = Arc::new(Mutex::new(None));
-        let we = Arc::clone(&write_error);
-        thread::Builder::new()
-            .name("server-stdin".into())
-            .spawn(move || {
-                let mut stdin = stdin;
-                for buf in from_runner {
-                    if let Err(e) = stdin.write_all(&buf).and_then(|()| stdin.flush()) {
-                        if let Ok(mut g) = we.lock() {
-                            *g = Some(e.to_string());
-                        }
-                        break;
-                    }
-                }
-                // Dropping `stdin` here closes the server's stdin.
-            })
-            .map_err(|e| format!("cannot start a thread: {e}"))?;
-
-        // stdout reader
-        let (tx, events) = mpsc::channel();
-        thread::Builder::new()
-            .name("server-stdout".into())
-            .spawn(move || read_stdout(stdout, tx))
-            .map_err(|e| format!("cannot start a thread: {e}"))?;
-
-        // stderr tail
-        let tail = Arc::new(Mutex::new(Tail::default()));
-        let t2 = Arc::clone(&tail);
-        let (done_tx, stderr_done) = mpsc::channel();
-        thread::Builder::new()
-            .name("server-stderr".into())
-            .spawn(move || {
-                let mut r = BufReader::new(stderr);
-                let mut buf = Vec::new();
-                loop {
-                    buf.clear();
-                    match (&mut r).take(1 << 20).read_until(b'\n', &mut buf) {
-                        Ok(0) | Err(_) => break,
-                        Ok(_) => {
-                            let line = String::from_utf8_lossy(&buf);
-                            let line = line.trim_end_matches(['\n', '\r']);
-                            if let Ok(mut t) = t2.lock() {
-                                t.lines.push_back(clip(line, 1000));
-                                while t.lines.len() > STDERR_TAIL_LINES {
-                                    t.lines.pop_front();
-                                }
-                            }
-                        }
-                    }
-                }
-                let _ = done_tx.send(());
-            })
-            .map_err(|e| format!("cannot start a thread: {e}"))?;
-
+        let process = Process::spawn(
+            &mut cmd,
+            Options {
+                stderr: Stderr::Tail(STDERR_TAIL_LINES),
+                writer_thread: true,
+            },
+        )
+        .map_err(|e| format!("cannot start the server `{prog}`: {e}"))?;
+        let pid = Pid::from_raw(process.pid() as i32);
         Ok(Server {
-            child: Some(child),
+            process,
             pid,
-            to_stdin: Some(to_stdin),
-            write_error,
-            events,
-            stderr: tail,
-            stderr_done,
             next_id: FIRST_ID,
             sent_ids: HashSet::new(),
             replies: HashMap::new(),
@@ -194,17 +110,7 @@ impl Server {
 
     /// Sends one line (a newline is appended).
     pub fn send_line(&mut self, text: &str) -> Result<(), String> {
-        if let Some(e) = self.write_error.lock().ok().and_then(|g| g.clone()) {
-            return Err(format!("cannot write to the server's stdin: {e}"));
-        }
-        let mut buf = Vec::with_capacity(text.len() + 1);
-        buf.extend_from_slice(text.as_bytes());
-        buf.push(b'\n');
-        self.to_stdin
-            .as_ref()
-            .ok_or_else(|| "the server's stdin is already closed".to_string())?
-            .send(buf)
-            .map_err(|_| "cannot write to the server's stdin: the writer has stopped".to_string())
+        self.process.send_line(text.as_bytes())
     }
 
     /// Sends a request with a fresh id; returns the id and the line sent.
@@ -290,7 +196,7 @@ impl Server {
         if let Some(b) = &self.broken {
             return Err(WaitError::Broken(b.clone()));
         }
-        while let Ok(ev) = self.events.try_recv() {
+        while let Some(ev) = self.process.try_recv() {
             self.handle(ev).map_err(WaitError::Broken)?;
         }
         Ok(())
@@ -311,7 +217,7 @@ impl Server {
         if now >= until {
             return Err(why);
         }
-        match self.events.recv_timeout(until - now) {
+        match self.process.recv(until - now) {
             Ok(ev) => self.handle(ev).map_err(WaitError::Broken),
             Err(RecvTimeoutError::Timeout) => Err(why),
             Err(RecvTimeoutError::Disconnected) => {
@@ -332,15 +238,27 @@ impl Server {
 
     fn classify(&mut self, ev: Event) -> Result<(), String> {
         let msg = match ev {
-            Event::Message(v) => v,
-            Event::NotJson(line, err) => {
-                return Err(format!(
-                    "the server wrote a line to stdout that is not JSON ({err}): {}",
-                    clip(&line, 300)
-                ));
+            Event::Line { text, .. } => {
+                if text.iter().all(u8::is_ascii_whitespace) {
+                    return Ok(());
+                }
+                match serde_json::from_slice::<Value>(&text) {
+                    Ok(v) => v,
+                    Err(err) => {
+                        return Err(format!(
+                            "the server wrote a line to stdout that is not JSON ({err}): {}",
+                            clip(&String::from_utf8_lossy(&text), 300)
+                        ));
+                    }
+                }
             }
             Event::Eof => {
                 return Err("the server closed its stdout (it exited or crashed)".to_string());
+            }
+            Event::TooLong => {
+                return Err(format!(
+                    "cannot read the server's stdout: a stdout line is longer than {MAX_LINE_BYTES} bytes"
+                ));
             }
             Event::ReadError(e) => return Err(format!("cannot read the server's stdout: {e}")),
         };
@@ -399,19 +317,20 @@ impl Server {
     /// Closes stdin, gives the server up to 5 s to exit, then kills its
     /// whole process group and reaps it.
     pub fn finish(mut self) -> Finished {
-        self.to_stdin = None;
+        self.process.close_stdin();
         let exit = self.stop();
         // Let the stderr reader see EOF (the group is dead now).
-        let _ = self.stderr_done.recv_timeout(Duration::from_secs(1));
-        let stderr_tail = match self.stderr.lock() {
-            Ok(t) => t.lines.iter().cloned().collect(),
-            Err(_) => Vec::new(),
-        };
+        let stderr_tail = self
+            .process
+            .stderr_tail(Duration::from_secs(1))
+            .iter()
+            .map(|l| clip(l, 1000))
+            .collect();
         Finished { exit, stderr_tail }
     }
 
     fn stop(&mut self) -> String {
-        let Some(mut child) = self.child.take() else {
+        let Some(mut child) = self.process.take_child() else {
             return "already stopped".to_string();
         };
         let start = Instant::now();
@@ -454,54 +373,9 @@ impl Server {
 
 impl Drop for Server {
     fn drop(&mut self) {
-        if let Some(mut child) = self.child.take() {
+        if let Some(mut child) = self.process.take_child() {
             let _ = killpg(self.pid, Signal::SIGKILL);
             let _ = child.wait();
-        }
-    }
-}
-
-fn read_stdout(stdout: std::process::ChildStdout, tx: Sender<Event>) {
-    let mut r = BufReader::with_capacity(1 << 16, stdout);
-    let mut buf = Vec::new();
-    loop {
-        buf.clear();
-        match (&mut r)
-            .take(MAX_LINE_BYTES + 1)
-            .read_until(b'\n', &mut buf)
-        {
-            Ok(0) => {
-                let _ = tx.send(Event::Eof);
-                return;
-            }
-            Ok(n) => {
-                if n as u64 > MAX_LINE_BYTES {
-                    let _ = tx.send(Event::ReadError(format!(
-                        "a stdout line is longer than {MAX_LINE_BYTES} bytes"
-                    )));
-                    return;
-                }
-                let mut line: &[u8] = &buf;
-                while let [rest @ .., b'\n' | b'\r'] = line {
-                    line = rest;
-                }
-                if line.iter().all(u8::is_ascii_whitespace) {
-                    continue;
-                }
-                let ev = match serde_json::from_slice::<Value>(line) {
-                    Ok(v) => Event::Message(v),
-                    Err(e) => {
-                        Event::NotJson(String::from_utf8_lossy(line).into_owned(), e.to_string())
-                    }
-                };
-                if tx.send(ev).is_err() {
-                    return;
-                }
-            }
-            Err(e) => {
-                let _ = tx.send(Event::ReadError(e.to_string()));
-                return;
-            }
         }
     }
 }
