@@ -39,7 +39,10 @@ use crate::snapshot::{CatalogIndex, Serialized, Snapshot};
 pub struct SkillServer {
     live: Arc<Live>,
     run_lock: Arc<RunLock>,
-    tool_router: ToolRouter<SkillServer>,
+    /// Shared, not copied: rmcp clones the handler for every session and
+    /// every stateless HTTP request (HTTP-002), and a copied router is a
+    /// map of every tool's schemas and metadata.
+    tool_router: Arc<ToolRouter<SkillServer>>,
     /// Where a session's peer is kept for reload's notifications, when
     /// sessions come and go (HTTP-010).
     peers: Option<Arc<Peers>>,
@@ -67,7 +70,7 @@ impl SkillServer {
         SkillServer {
             live: Arc::new(Live::new(snapshot)),
             run_lock: Arc::new(RunLock::new(None)),
-            tool_router: plain_schemas(Self::tool_router()),
+            tool_router: Arc::new(plain_schemas(Self::tool_router())),
             peers: None,
             elicit: Elicit::WhenDeclared,
         }
@@ -88,7 +91,9 @@ impl SkillServer {
     /// Without `skill_run` in `tools/list` (HTTP-009): over HTTP, runs are
     /// the owner's to turn on.
     pub fn without_run(mut self) -> SkillServer {
-        self.tool_router.map.remove("skill_run");
+        Arc::make_mut(&mut self.tool_router)
+            .map
+            .remove("skill_run");
         self
     }
 }
