@@ -393,6 +393,13 @@ impl ServerHandler for SkillServer {
         ctx: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
         let served = self.live.current();
+        // A file the scan saw small is read on this thread: from the page
+        // cache that is cheaper than the hop to the blocking pool and back
+        // (BENCHMARKS.md, "Over HTTP"). Bounded: a file grown since the
+        // scan is still read for no more than MAX_FILE_BYTES (READ-004).
+        if lists::read_inline(&served, &request.uri) {
+            return lists::read_resource(&served, &request.uri).map(Into::into);
+        }
         blocking(ctx.ct.cancelled(), move |_| {
             lists::read_resource(&served, &request.uri)
         })
