@@ -91,9 +91,7 @@ impl SkillServer {
     /// Without `skill_run` in `tools/list` (HTTP-009): over HTTP, runs are
     /// the owner's to turn on.
     pub fn without_run(mut self) -> SkillServer {
-        Arc::make_mut(&mut self.tool_router)
-            .map
-            .remove("skill_run");
+        Arc::make_mut(&mut self.tool_router).map.remove("skill_run");
         self
     }
 }
