@@ -21,6 +21,13 @@ pub(crate) const MAX_BODY_BYTES: usize = MAX_FILE_BYTES;
 /// 1 MiB, `truncated: true` rather than a silent cut").
 pub(crate) const MAX_FILE_BYTES: usize = 1024 * 1024;
 
+/// Largest file, as the scan sized it, that `resources/read` reads on the
+/// async thread instead of the blocking pool. From the page cache 64 KiB is
+/// a few microseconds of copying, less than the two thread hops it saves;
+/// a file grown since the scan is still read for no more than
+/// [`MAX_FILE_BYTES`] (READ-004).
+pub(crate) const INLINE_READ_BYTES: u64 = 64 * 1024;
+
 /// Most files one skill's manifest lists. A bundle is content from anyone;
 /// 10,000 entries keep a hostile tree to about a MiB of manifest while real
 /// skills hold a few dozen. Past it the walk stops and says so (DISC-013).

@@ -47,6 +47,11 @@ impl Files {
         self.ends.len()
     }
 
+    /// The `i`th file in path order.
+    pub(crate) fn get(&self, i: usize) -> Option<FileEntry<'_>> {
+        (i < self.len()).then(|| self.entry(i))
+    }
+
     /// The `i`th file, for `i` below `len()`.
     fn entry(&self, i: usize) -> FileEntry<'_> {
         let end = self.ends.get(i).map_or(0, |&e| e as usize);

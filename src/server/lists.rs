@@ -12,7 +12,7 @@ use rmcp::model::{
 use crate::bundle;
 use crate::catalog::Skill;
 use crate::cursor;
-use crate::limits::LIST_PAGE_SIZE;
+use crate::limits::{INLINE_READ_BYTES, LIST_PAGE_SIZE};
 use crate::refusal::Refusal;
 use crate::snapshot::Snapshot;
 use crate::uri;
@@ -118,6 +118,25 @@ fn not_found(message: String, uri_text: &str) -> Refusal {
 /// `resources/read`: the same fence, cap and encoding as `skill_file`.
 /// Past 1 MiB the first 1 MiB is served and the contents' `_meta` says
 /// so (`skill-mcp/truncated`, `skill-mcp/size`, `skill-mcp/note`).
+/// Whether `uri_text` names a file the scan saw at no more than
+/// [`INLINE_READ_BYTES`], which `resources/read` reads without leaving the
+/// async thread. Anything else (a larger file, a name the catalog does not
+/// hold, a malformed URI) goes to the blocking pool, whose answer is the
+/// same.
+pub(crate) fn read_inline(snap: &Snapshot, uri_text: &str) -> bool {
+    let Ok((name, path)) = uri::parse(uri_text) else {
+        return false;
+    };
+    let Ok((skill, _)) = snap.skill(&name) else {
+        return false;
+    };
+    skill
+        .files
+        .position(&path)
+        .and_then(|i| skill.files.get(i))
+        .is_some_and(|f| f.size <= INLINE_READ_BYTES)
+}
+
 pub(crate) fn read_resource(
     snap: &Snapshot,
     uri_text: &str,

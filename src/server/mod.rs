@@ -40,7 +40,10 @@ use crate::snapshot::{CatalogIndex, Serialized, Snapshot};
 pub struct SkillServer {
     live: Arc<Live>,
     run_lock: Arc<RunLock>,
-    tool_router: ToolRouter<SkillServer>,
+    /// Shared, not copied: rmcp clones the handler for every session and
+    /// every stateless HTTP request (HTTP-002), and a copied router is a
+    /// map of every tool's schemas and metadata.
+    tool_router: Arc<ToolRouter<SkillServer>>,
     /// Where a session's peer is kept for reload's notifications, when
     /// sessions come and go (HTTP-010).
     peers: Option<Arc<Peers>>,
@@ -68,7 +71,7 @@ impl SkillServer {
         SkillServer {
             live: Arc::new(Live::new(snapshot)),
             run_lock: Arc::new(RunLock::new(None)),
-            tool_router: plain_schemas(Self::tool_router()),
+            tool_router: Arc::new(plain_schemas(Self::tool_router())),
             peers: None,
             elicit: Elicit::WhenDeclared,
         }
@@ -89,7 +92,7 @@ impl SkillServer {
     /// Without `skill_run` in `tools/list` (HTTP-009): over HTTP, runs are
     /// the owner's to turn on.
     pub fn without_run(mut self) -> SkillServer {
-        self.tool_router.map.remove("skill_run");
+        Arc::make_mut(&mut self.tool_router).map.remove("skill_run");
         self
     }
 }
@@ -390,6 +393,13 @@ impl ServerHandler for SkillServer {
         ctx: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
         let served = self.live.current();
+        // A file the scan saw small is read on this thread: from the page
+        // cache that is cheaper than the hop to the blocking pool and back
+        // (BENCHMARKS.md, "Over HTTP"). Bounded: a file grown since the
+        // scan is still read for no more than MAX_FILE_BYTES (READ-004).
+        if lists::read_inline(&served, &request.uri) {
+            return lists::read_resource(&served, &request.uri).map(Into::into);
+        }
         blocking(ctx.ct.cancelled(), move |_| {
             lists::read_resource(&served, &request.uri)
         })

@@ -105,14 +105,16 @@ impl Drop for HttpServer {
 }
 
 /// Starts `skill-mcp --http 127.0.0.1:0` on `root` and reads the address
-/// it logs (`http://127.0.0.1:PORT/…`).
+/// it logs (`http://127.0.0.1:PORT/…`, said at every log level). The
+/// server logs at its default level, as an owner runs it: at `info` rmcp
+/// writes three lines for every stateless request (each is a service it
+/// starts and ends), and the figures were then partly of that logging.
 fn start(root: &Path) -> Result<HttpServer, String> {
     let mut child = Command::new(SERVER)
         .args(["--http", "127.0.0.1:0"])
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("SKILLS_DIR", root)
-        .env("SKILL_MCP_LOG", "info")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
