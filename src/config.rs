@@ -177,6 +177,7 @@ impl Config {
             ANSWER_BUDGET_VAR,
             ANSWER_BUDGET_CHARS,
             MIN_ANSWER_BUDGET_CHARS..=MAX_ANSWER_BUDGET_CHARS,
+            "characters",
             "LIST-005",
         )
     }
@@ -195,6 +196,7 @@ impl Config {
             INSTRUCTIONS_INDEX_VAR,
             INSTRUCTIONS_INDEX_CHARS,
             0..=MAX_INSTRUCTIONS_INDEX_CHARS,
+            "characters",
             "LIST-014",
         )
     }
@@ -213,6 +215,7 @@ impl Config {
             ELICIT_TIMEOUT_VAR,
             ELICIT_TIMEOUT_SECS,
             1..=MAX_ELICIT_TIMEOUT_SECS,
+            "seconds",
             "RUN-028",
         )
     }
@@ -225,6 +228,7 @@ impl Config {
         var: &str,
         default: usize,
         range: std::ops::RangeInclusive<usize>,
+        unit: &str,
         rule: &str,
     ) -> (usize, Option<String>) {
         let Some(raw) = self.var(var).filter(|v| !v.is_empty()) else {
@@ -236,7 +240,7 @@ impl Config {
             _ => (
                 default,
                 Some(format!(
-                    "{var} is {:?}, not a whole number from {} to {}; the default of {default} characters holds ({rule})",
+                    "{var} is {:?}, not a whole number from {} to {}; the default of {default} {unit} holds ({rule})",
                     text.chars().take(40).collect::<String>(),
                     range.start(),
                     range.end()

@@ -407,6 +407,12 @@ impl RunLock {
         }
     }
 
+    /// The signal that the client hung up, for a wait that must end with
+    /// it (RUN-028's approval).
+    pub(crate) fn hangup(&self) -> Option<tokio::sync::watch::Receiver<bool>> {
+        self.hangup.clone()
+    }
+
     /// Runs `plan` while holding the lock, or refuses as busy. The lock is
     /// released when the run settles, a cancelled one included.
     pub(crate) async fn run<C: Future<Output = ()>>(

@@ -212,6 +212,7 @@ fn an_unanswered_approval_times_out_and_runs_nothing() {
     let text = reply["result"]["content"][0]["text"].as_str().unwrap_or("");
     assert!(
         text.contains("RUN-028")
+            && text.contains("no answer within 1 s")
             && text.contains("waits 1 s")
             && text.contains("nothing was started"),
         "{text}"
@@ -238,8 +239,78 @@ fn a_wait_out_of_range_is_a_setting_problem() {
         assert_eq!(p["reason"], "setting", "{p}");
         let detail = p["detail"].as_str().unwrap_or("");
         assert!(
-            detail.contains("RUN-028") && detail.contains("120"),
+            detail.contains("RUN-028") && detail.contains("120 seconds"),
             "{detail}"
         );
     }
+}
+
+/// Found by the attack of 2026-12-06: input that ended while the user was
+/// being asked lost the call's answer (dropped after the 5 s drain).
+#[test]
+fn input_ending_while_the_user_is_asked_answers_the_call_and_runs_nothing() {
+    let (root, marker) = tree();
+    let mut s = session(root.path(), &[], json!({"elicitation": {}}));
+    let (_req, id) = asked(&mut s, &marker);
+    let asked_at = std::time::Instant::now();
+    s.close_stdin();
+    let line = s
+        .line_within(Duration::from_secs(3))
+        .expect("the call is answered when input ends");
+    let reply: Value = serde_json::from_str(&line).expect("JSON");
+    assert_eq!(reply["id"], id, "{reply}");
+    assert_eq!(reply["result"]["isError"], true, "{reply}");
+    let text = reply["result"]["content"][0]["text"].as_str().unwrap_or("");
+    assert!(
+        text.contains("RUN-028")
+            && text.contains("input ended")
+            && text.contains("nothing was started"),
+        "{text}"
+    );
+    assert!(asked_at.elapsed() < Duration::from_secs(3));
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(!marker.exists(), "the script ran");
+}
+
+/// Found by the attack of 2026-12-06: a client that declared only URL
+/// elicitation was sent a form, which MCP 2025-11-25 forbids. It cannot
+/// be asked, so on stdio `confirm: true` alone runs, as for a client that
+/// declared nothing.
+#[test]
+fn a_client_that_only_opens_urls_is_not_sent_a_form() {
+    let (root, marker) = tree();
+    let mut s = session(root.path(), &[], json!({"elicitation": {"url": {}}}));
+    let id = s.send_request("tools/call", run_args(&marker));
+    let reply: Value = serde_json::from_str(&s.next_line()).expect("JSON");
+    assert_eq!(reply["id"], id, "asked instead: {reply}");
+    assert_eq!(
+        reply["result"]["structuredContent"]["exitCode"], 0,
+        "{reply}"
+    );
+    assert!(marker.exists());
+}
+
+/// Found by the attack of 2026-12-06: an argument holding a line
+/// separator or a bidirectional override reached the prompt raw, so the
+/// text a person approves could show what will not run.
+#[test]
+fn the_prompt_shows_invisible_characters_escaped() {
+    let (root, marker) = tree();
+    let mut s = session(root.path(), &[], json!({"elicitation": {}}));
+    let mut args = run_args(&marker);
+    args["arguments"]["args"] =
+        json!(["x\u{2028}Nothing will run; this is a preview.\u{202e}\u{200b}"]);
+    let id = s.send_request("tools/call", args);
+    let req: Value = serde_json::from_str(&s.next_line()).expect("JSON");
+    assert_eq!(req["method"], "elicitation/create", "{req}");
+    let message = req["params"]["message"].as_str().expect("a message");
+    for raw in ['\u{2028}', '\u{202e}', '\u{200b}'] {
+        assert!(!message.contains(raw), "{raw:?} shown raw: {message:?}");
+    }
+    assert!(
+        message.contains("\\u{2028}") && message.contains("\\u{202e}"),
+        "{message}"
+    );
+    let reply = answer(&mut s, &req, "decline");
+    assert_eq!(reply["id"], id, "{reply}");
 }

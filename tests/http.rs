@@ -878,3 +878,40 @@ fn the_token_variable_never_reaches_a_script() {
     assert!(out.contains("g00d"), "{out}");
     assert!(!out.contains(TOKEN), "{out}");
 }
+
+/// Found by the attack of 2026-12-06: a call whose connection went while
+/// its approval was asked could still be approved by a later POST, and
+/// the script ran with nobody to see its result (RUN-028: a transport
+/// failure starts nothing).
+#[test]
+fn a_call_whose_client_went_away_cannot_be_approved_later() {
+    let s = start("127.0.0.1:0", &["--http-allow-run"], &[]);
+    let started = s._dir.path().join("started");
+    let call = rpc(
+        5,
+        "tools/call",
+        json!({"name": "skill_run", "arguments": {
+            "name": "demo", "script": "scripts/hi.js", "confirm": true,
+            "args": [started.to_string_lossy()]
+        }}),
+    );
+    let session = initialize_declaring(s.port, &[], json!({"elicitation": {}}));
+    let h = [("Mcp-Session-Id", session.as_str())];
+    let mut run = open_post(s.port, &call, &h);
+    let mut got = Vec::new();
+    let ask = event_with(&mut run, &mut got, "elicitation/create");
+    // The client gives up on the call (say, its own HTTP timeout).
+    run.shutdown(std::net::Shutdown::Both).expect("shutdown");
+    drop(run);
+    std::thread::sleep(Duration::from_millis(500));
+    post(
+        s.port,
+        &json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"action": "accept"}}).to_string(),
+        &h,
+    );
+    std::thread::sleep(Duration::from_millis(2000));
+    assert!(!started.exists(), "a call nobody waits for was run");
+    // The session is still served.
+    let ping = post(s.port, &rpc(6, "ping", json!({})), &h).json();
+    assert_eq!(ping["result"], json!({}), "{ping}");
+}

@@ -20,13 +20,13 @@ pub const TOKEN_VAR: &str = "SKILL_MCP_HTTP_TOKEN";
 /// A request refused before it reaches MCP: its HTTP status and a body
 /// that says which header and what to do.
 #[derive(Debug, PartialEq, Eq)]
-pub struct Refused {
-    pub status: StatusCode,
-    pub message: String,
+pub(crate) struct Refused {
+    pub(crate) status: StatusCode,
+    pub(crate) message: String,
 }
 
 /// The allowlist and the token of one server.
-pub struct Access {
+pub(crate) struct Access {
     /// Host names (lowercase, IPv6 without brackets) a request may name.
     hosts: Vec<String>,
     /// The token's SHA-256: comparing digests in constant time leaks
@@ -37,7 +37,7 @@ pub struct Access {
 impl Access {
     /// Loopback names and the bound address (unless it is a wildcard),
     /// plus the names the owner added (`--http-allow-host`).
-    pub fn new(bound: SocketAddr, extra: &[String], token: Option<&str>) -> Access {
+    pub(crate) fn new(bound: SocketAddr, extra: &[String], token: Option<&str>) -> Access {
         let mut hosts: Vec<String> = ["localhost", "127.0.0.1", "::1"]
             .into_iter()
             .map(str::to_owned)
@@ -55,13 +55,13 @@ impl Access {
     }
 
     /// The names a request may give as its `Host`, for the log.
-    pub fn hosts(&self) -> &[String] {
+    pub(crate) fn hosts(&self) -> &[String] {
         &self.hosts
     }
 
     /// Checks one request's headers: Host and Origin first (a browser
     /// tricked by DNS rebinding sends no token anyway), then the token.
-    pub fn check(&self, headers: &HeaderMap) -> Result<(), Refused> {
+    pub(crate) fn check(&self, headers: &HeaderMap) -> Result<(), Refused> {
         self.check_host(headers)?;
         self.check_origin(headers)?;
         self.check_token(headers)

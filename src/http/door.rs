@@ -18,8 +18,12 @@ use bytes::Bytes;
 use http::{HeaderValue, Method, Request, Response, StatusCode, header};
 use http_body::{Body, Frame, SizeHint};
 use http_body_util::{BodyExt, Full, Limited, combinators::BoxBody};
-use rmcp::model::{ClientJsonRpcMessage, ClientRequest, GetMeta, ProtocolVersion};
+use rmcp::model::{
+    CancelledNotification, CancelledNotificationParam, ClientJsonRpcMessage, ClientNotification,
+    ClientRequest, GetMeta, ProtocolVersion, RequestId,
+};
 use rmcp::transport::streamable_http_server::StreamableHttpService;
+use rmcp::transport::streamable_http_server::session::SessionManager;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use serde::Serialize;
 use serde_json::value::RawValue;
@@ -35,26 +39,26 @@ use crate::transport::ids::MAX_IN_FLIGHT;
 use crate::transport::message::{self, ClientId, IdKey, Incoming};
 
 /// The path the MCP endpoint is served at.
-pub const PATH: &str = "/mcp";
+pub(crate) const PATH: &str = "/mcp";
 
 /// What every answer's body is.
-pub type Answer = Response<BoxBody<Bytes, Infallible>>;
+pub(crate) type Answer = Response<BoxBody<Bytes, Infallible>>;
 
 type Rmcp = StreamableHttpService<SkillServer, LocalSessionManager>;
 
 /// The server's one door: shared by every connection.
-pub struct Door {
-    pub access: Access,
-    pub rmcp: Rmcp,
-    pub sessions: Arc<LocalSessionManager>,
+pub(crate) struct Door {
+    pub(crate) access: Access,
+    pub(crate) rmcp: Rmcp,
+    pub(crate) sessions: Arc<LocalSessionManager>,
     /// Whether `skill_run` is offered (HTTP-009).
-    pub allow_run: bool,
+    pub(crate) allow_run: bool,
     in_flight: Arc<Semaphore>,
     per_session: Sessions,
 }
 
 impl Door {
-    pub fn new(
+    pub(crate) fn new(
         access: Access,
         rmcp: Rmcp,
         sessions: Arc<LocalSessionManager>,
@@ -71,7 +75,7 @@ impl Door {
     }
 
     /// Answers one request; never fails (every refusal is an answer).
-    pub async fn handle<B>(&self, req: Request<B>) -> Answer
+    pub(crate) async fn handle<B>(&self, req: Request<B>) -> Answer
     where
         B: Body<Data = Bytes> + Send + 'static,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
@@ -163,6 +167,8 @@ impl Door {
             .headers()
             .get("mcp-session-id")
             .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+        let session_id = session.clone();
+        let mut cancel = None;
         let mut mine = match session {
             None => None,
             Some(id) => match SessionSlot::take(&self.per_session, id) {
@@ -244,6 +250,19 @@ impl Door {
                         ),
                     );
                 }
+                // A request of a session is cancelled if its answer is
+                // not sent whole (RUN-028: nobody can approve, or see, a
+                // run whose client went away). An id rmcp cannot carry
+                // was refused above.
+                if let Some(session) = &session_id
+                    && let Ok(rid) = serde_json::from_str::<RequestId>(id.raw.get())
+                {
+                    cancel = Some(CancelOnDrop {
+                        sessions: Arc::clone(&self.sessions),
+                        session: session.as_str().into(),
+                        id: rid,
+                    });
+                }
                 is_initialize(&message)
             }
             Incoming::Notification { .. } | Incoming::Response(_) => false,
@@ -259,6 +278,7 @@ impl Door {
         let body = Held {
             inner: body,
             _slots: (overall, mine),
+            cancel,
         };
         Response::from_parts(parts, BoxBody::new(body))
     }
@@ -531,6 +551,40 @@ impl Drop for SessionSlot {
 struct Held {
     inner: BoxBody<Bytes, Infallible>,
     _slots: (OwnedSemaphorePermit, Option<SessionSlot>),
+    /// Until the body has been sent whole: the request to cancel if it is
+    /// dropped before then (the client went away).
+    cancel: Option<CancelOnDrop>,
+}
+
+/// A session's request, cancelled in rmcp when its answer's body is
+/// dropped unfinished: as a stdio client's hang-up ends what it asked,
+/// a closed connection ends the call it was waiting on (HTTP-009,
+/// RUN-028, RUN-021).
+struct CancelOnDrop {
+    sessions: Arc<LocalSessionManager>,
+    session: rmcp::transport::streamable_http_server::SessionId,
+    id: RequestId,
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        let Some(c) = self.cancel.take() else {
+            return;
+        };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let note = ClientJsonRpcMessage::notification(ClientNotification::CancelledNotification(
+            CancelledNotification::new(CancelledNotificationParam::new(
+                Some(c.id),
+                Some("the client's connection closed before the answer was sent".to_owned()),
+            )),
+        ));
+        runtime.spawn(async move {
+            // A session already gone has nothing left to cancel.
+            let _ = c.sessions.accept_message(&c.session, note).await;
+        });
+    }
 }
 
 impl Body for Held {
@@ -541,7 +595,13 @@ impl Body for Held {
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
-        Pin::new(&mut self.inner).poll_frame(cx)
+        let polled = Pin::new(&mut self.inner).poll_frame(cx);
+        if matches!(polled, Poll::Ready(None)) || self.inner.is_end_stream() {
+            // Sent whole (hyper may not poll a body past its last frame):
+            // nothing to cancel.
+            self.cancel = None;
+        }
+        polled
     }
 
     fn is_end_stream(&self) -> bool {
@@ -568,7 +628,7 @@ struct ErrorData {
 
 /// A JSON-RPC error as the whole answer, under the request's id exactly
 /// as the client wrote it (or `null`).
-pub fn jsonrpc_error(
+pub(crate) fn jsonrpc_error(
     status: StatusCode,
     id: Option<&RawValue>,
     code: i32,
@@ -590,7 +650,7 @@ pub fn jsonrpc_error(
 }
 
 /// A plain-text answer.
-pub fn text(status: StatusCode, message: String) -> Answer {
+pub(crate) fn text(status: StatusCode, message: String) -> Answer {
     let mut a = Response::new(Full::new(Bytes::from(message)).boxed());
     *a.status_mut() = status;
     a.headers_mut().insert(

@@ -10,7 +10,7 @@
 //! and a reload notifies each open session.
 
 pub mod access;
-pub mod door;
+pub(crate) mod door;
 
 use std::convert::Infallible;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};

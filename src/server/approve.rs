@@ -9,7 +9,8 @@ use rmcp::model::{
     ClientResult, ElicitRequest, ElicitRequestParams, ElicitationAction, ElicitationSchema,
     ProtocolVersion, ServerRequest,
 };
-use rmcp::service::{PeerRequestOptions, RequestContext};
+use rmcp::service::{PeerRequestOptions, RequestContext, ServiceError};
+use tokio::sync::watch;
 
 use crate::shapes::WillRun;
 
@@ -28,9 +29,12 @@ pub enum Elicit {
 /// the capability, and its protocol allows a server-to-client request
 /// (2026-07-28 forbids them, so a stateless request never can).
 fn can_ask(ctx: &RequestContext<RoleServer>) -> bool {
+    // The prompt is a form: a client that declared URL mode alone may
+    // not be sent one (MCP 2025-11-25); `{}` means form.
     let declared = ctx
         .client_capabilities()
-        .is_some_and(|c| c.elicitation.is_some());
+        .and_then(|c| c.elicitation)
+        .is_some_and(|e| e.form.is_some() || e.url.is_none());
     let stateless = ctx
         .protocol_version()
         .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
@@ -44,6 +48,7 @@ pub(crate) async fn approve(
     mode: Elicit,
     ctx: &RequestContext<RoleServer>,
     wait: Duration,
+    hangup: Option<watch::Receiver<bool>>,
     plan: WillRun,
 ) -> Result<Option<String>, String> {
     let ask = can_ask(ctx);
@@ -70,19 +75,48 @@ pub(crate) async fn approve(
     });
     let mut options = PeerRequestOptions::no_options();
     options.timeout = Some(wait);
-    let answer = match ctx
-        .peer
-        .send_request_with_option(ServerRequest::ElicitRequest(request), options)
-        .await
-    {
-        Ok(handle) => handle.await_response().await,
-        Err(e) => Err(e),
+    let asked = async {
+        match ctx
+            .peer
+            .send_request_with_option(ServerRequest::ElicitRequest(request), options)
+            .await
+        {
+            Ok(handle) => handle.await_response().await,
+            Err(e) => Err(e),
+        }
+    };
+    // An approval can only come from a client still there for the call:
+    // one that cancelled it, or whose connection went (HTTP), or whose
+    // input ended (stdio), gets nothing run, and an answer that comes
+    // later starts nothing (RUN-028).
+    let ended = async {
+        match hangup {
+            Some(mut h) => {
+                let _ = h.wait_for(|gone| *gone).await;
+            }
+            None => std::future::pending().await,
+        }
+    };
+    let answer = tokio::select! {
+        a = asked => a,
+        () = ctx.ct.cancelled() => {
+            return Err(failed("the call was cancelled, or its client went away, before the user answered", wait));
+        }
+        () = ended => {
+            return Err(failed("the client's input ended before the user answered", wait));
+        }
     };
     let action = match answer {
         Ok(ClientResult::ElicitResult(r)) => r.action,
         Ok(_) => {
             return Err(failed(
                 "the client answered with something other than an elicitation result",
+                wait,
+            ));
+        }
+        Err(ServiceError::Timeout { .. }) => {
+            return Err(failed(
+                &format!("no answer within {} s", wait.as_secs()),
                 wait,
             ));
         }
@@ -120,8 +154,28 @@ fn failed(why: &str, wait: Duration) -> String {
     )
 }
 
-/// The prompt: the exact plan the preview shows, variable names only.
+/// The prompt: the exact plan the preview shows, variable names only,
+/// with every control or invisible character but its own line breaks
+/// escaped (as the log escapes them, SRV-010): a person decides on this
+/// text, so an argument holding a line separator or a bidirectional
+/// override cannot make it show what will not run.
 fn message(plan: &WillRun) -> String {
+    let text = plain_message(plan);
+    if !text.chars().any(|c| c != '\n' && crate::echo::invisible(c)) {
+        return text;
+    }
+    text.chars()
+        .map(|c| {
+            if c != '\n' && crate::echo::invisible(c) {
+                c.escape_unicode().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
+fn plain_message(plan: &WillRun) -> String {
     let names = |v: &[String]| {
         if v.is_empty() {
             "none".to_owned()

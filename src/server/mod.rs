@@ -271,7 +271,8 @@ impl SkillServer {
         // after the last tick is sent and before the reply is.
         let mode = self.elicit;
         let wait = served.elicit_timeout;
-        let ask = |plan| approve::approve(mode, &ctx, wait, plan);
+        let hangup = self.run_lock.hangup();
+        let ask = |plan| approve::approve(mode, &ctx, wait, hangup, plan);
         let (answer, ()) = tokio::join!(served.run(&self.run_lock, args, watch, ask), forward);
         answer.map(Json)
     }
@@ -462,8 +463,9 @@ fn instructions(served: &Snapshot) -> String {
 
 /// The search hints of the two tools a host may defer (LIST-015): what a
 /// model would search for when a skill's instructions send it there.
-pub const SKILL_FILE_HINT: &str = "read a skill's bundled files: scripts, references, templates";
-pub const SKILL_RUN_HINT: &str = "run a script a skill declares";
+pub(crate) const SKILL_FILE_HINT: &str =
+    "read a skill's bundled files: scripts, references, templates";
+pub(crate) const SKILL_RUN_HINT: &str = "run a script a skill declares";
 
 /// `_meta` of a tool a host may defer (LIST-015): Claude Code's tool
 /// search matches `anthropic/searchHint` besides the tool's name and

@@ -129,6 +129,11 @@ impl Session {
         }
     }
 
+    /// Closes stdin (the client's input ends) and keeps reading.
+    pub fn close_stdin(&mut self) {
+        self.client.process.close_stdin();
+    }
+
     /// Closes stdin and waits for a clean exit.
     pub fn finish(mut self) -> std::process::ExitStatus {
         self.client.process.close_stdin();
