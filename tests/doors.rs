@@ -437,5 +437,17 @@ fn a_missing_resource_names_its_uri_in_the_errors_data() {
     let r = s.request("resources/read", json!({"uri": long_foreign}));
     assert_eq!(r["error"]["code"], -32602, "{r}");
     assert!(r["error"]["data"].get("uri").is_none(), "{r}");
+    // A request made under 2026-07-28 gets that revision's code (SEP-2164),
+    // the same message and `data`.
+    let uri = "skill://s/no-such.txt";
+    let r = s.request(
+        "resources/read",
+        json!({"uri": uri, "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {}
+        }}),
+    );
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    assert_eq!(r["error"]["data"], json!({"uri": uri}), "{r}");
     s.finish();
 }
