@@ -277,7 +277,7 @@ impl Door {
         let (parts, body) = answer.into_parts();
         let body = Held {
             inner: body,
-            _slots: (overall, mine),
+            slots: Some((overall, mine)),
             cancel,
         };
         Response::from_parts(parts, BoxBody::new(body))
@@ -550,7 +550,10 @@ impl Drop for SessionSlot {
 /// or the client goes away.
 struct Held {
     inner: BoxBody<Bytes, Infallible>,
-    _slots: (OwnedSemaphorePermit, Option<SessionSlot>),
+    /// Freed when the body is dropped, or once its cancellation is handed
+    /// to rmcp: the id stays taken until then, so a request reusing it
+    /// cannot be the one cancelled.
+    slots: Option<(OwnedSemaphorePermit, Option<SessionSlot>)>,
     /// Until the body has been sent whole: the request to cancel if it is
     /// dropped before then (the client went away).
     cancel: Option<CancelOnDrop>,
@@ -580,9 +583,11 @@ impl Drop for Held {
                 Some("the client's connection closed before the answer was sent".to_owned()),
             )),
         ));
+        let slots = self.slots.take();
         runtime.spawn(async move {
             // A session already gone has nothing left to cancel.
             let _ = c.sessions.accept_message(&c.session, note).await;
+            drop(slots);
         });
     }
 }
