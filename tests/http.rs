@@ -115,14 +115,7 @@ fn a_session_lists_loads_and_reads_as_stdio_does() {
 fn the_owner_can_offer_runs() {
     let s = start("127.0.0.1:0", &["--http-allow-run"], &[]);
     let started = s._dir.path().join("started");
-    let call = rpc(
-        5,
-        "tools/call",
-        json!({"name": "skill_run", "arguments": {
-            "name": "demo", "script": "scripts/hi.js", "confirm": true,
-            "args": [started.to_string_lossy()]
-        }}),
-    );
+    let call = hi_run(&started);
 
     // No elicitation declared: refused, naming the rule, nothing started.
     let mute = initialize(s.port, &[]);
@@ -245,23 +238,27 @@ fn the_owner_can_offer_runs() {
     assert!(!started.exists(), "a declined run started");
 }
 
+/// A confirmed run of the `demo` skill's `scripts/hi.js`, id 5, which
+/// writes the file `started` when it runs.
+fn hi_run(started: &std::path::Path) -> String {
+    rpc(
+        5,
+        "tools/call",
+        json!({"name": "skill_run", "arguments": {
+            "name": "demo", "script": "scripts/hi.js", "confirm": true,
+            "args": [started.to_string_lossy()]
+        }}),
+    )
+}
+
 /// Sends a POST and returns its connection unread, for an SSE answer that
 /// carries a request of the server's before its end.
 fn open_post(port: u16, body: &str, extra: &[(&str, &str)]) -> TcpStream {
     let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect");
     s.set_read_timeout(Some(Duration::from_secs(30)))
         .expect("timeout");
-    let mut req = format!(
-        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n\
-         Accept: application/json, text/event-stream\r\nConnection: close\r\nContent-Length: {}\r\n",
-        body.len()
-    );
-    for (k, v) in extra {
-        req.push_str(&format!("{k}: {v}\r\n"));
-    }
-    req.push_str("\r\n");
-    req.push_str(body);
-    s.write_all(req.as_bytes()).expect("send");
+    s.write_all(post_request(port, body, extra).as_bytes())
+        .expect("send");
     s
 }
 
@@ -887,14 +884,7 @@ fn the_token_variable_never_reaches_a_script() {
 fn a_call_whose_client_went_away_cannot_be_approved_later() {
     let s = start("127.0.0.1:0", &["--http-allow-run"], &[]);
     let started = s._dir.path().join("started");
-    let call = rpc(
-        5,
-        "tools/call",
-        json!({"name": "skill_run", "arguments": {
-            "name": "demo", "script": "scripts/hi.js", "confirm": true,
-            "args": [started.to_string_lossy()]
-        }}),
-    );
+    let call = hi_run(&started);
     let session = initialize_declaring(s.port, &[], json!({"elicitation": {}}));
     let h = [("Mcp-Session-Id", session.as_str())];
     let mut run = open_post(s.port, &call, &h);

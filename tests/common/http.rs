@@ -191,9 +191,9 @@ pub fn unchunk(mut s: &str) -> String {
     out
 }
 
-/// POSTs `body` to /mcp with the headers a Streamable HTTP client sends,
-/// plus `extra`.
-pub fn post(port: u16, body: &str, extra: &[(&str, &str)]) -> Answer {
+/// A POST of `body` to /mcp with the headers a Streamable HTTP client
+/// sends, plus `extra`, as bytes for the wire.
+pub fn post_request(port: u16, body: &str, extra: &[(&str, &str)]) -> String {
     let mut req = format!(
         "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n\
          Accept: application/json, text/event-stream\r\nConnection: close\r\nContent-Length: {}\r\n",
@@ -204,7 +204,12 @@ pub fn post(port: u16, body: &str, extra: &[(&str, &str)]) -> Answer {
     }
     req.push_str("\r\n");
     req.push_str(body);
-    raw(port, req.as_bytes())
+    req
+}
+
+/// POSTs `body` to /mcp ([`post_request`]) and reads the whole answer.
+pub fn post(port: u16, body: &str, extra: &[(&str, &str)]) -> Answer {
+    raw(port, post_request(port, body, extra).as_bytes())
 }
 
 pub fn rpc(id: u64, method: &str, params: Value) -> String {
