@@ -7,12 +7,11 @@
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::time::{Duration, Instant};
 
 use crate::common;
 
-use common::BIN;
 use common::http::*;
 use serde_json::json;
 
@@ -101,29 +100,7 @@ fn an_unreadable_session_id_is_refused_like_an_unknown_one() {
 /// exits; returns whether it listens and what it said on stderr.
 fn starts(args: &[&str]) -> (bool, String, Option<Child>) {
     let dir = skills();
-    let mut child = Command::new(BIN)
-        .args(args)
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("SKILLS_DIR", dir.path())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the server starts");
-    let stderr = child.stderr.take().expect("stderr piped");
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        use std::io::BufRead;
-        for line in std::io::BufReader::new(stderr)
-            .lines()
-            .map_while(Result::ok)
-        {
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
+    let (mut child, rx) = spawn(dir.path(), args, &[]);
     let mut said = String::new();
     let deadline = Instant::now() + Duration::from_secs(15);
     while Instant::now() < deadline {

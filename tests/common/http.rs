@@ -7,7 +7,7 @@
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
@@ -54,13 +54,19 @@ pub fn start(addr: &str, args: &[&str], env: &[(&str, &str)]) -> Server {
     start_in(skills(), addr, args, env)
 }
 
-/// As [`start`], serving `dir`.
-pub fn start_in(dir: tempfile::TempDir, addr: &str, args: &[&str], env: &[(&str, &str)]) -> Server {
+/// Spawns `skill-mcp args…` serving `dir` with a clean environment plus
+/// `env`, and passes each line it writes on stderr to the receiver (and
+/// keeps reading its stderr when the receiver is gone).
+pub fn spawn(
+    dir: &std::path::Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> (std::process::Child, std::sync::mpsc::Receiver<String>) {
     let mut cmd = Command::new(BIN);
-    cmd.arg("--http").arg(addr).args(args);
+    cmd.args(args);
     cmd.env_clear()
         .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("SKILLS_DIR", dir.path());
+        .env("SKILLS_DIR", dir);
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -78,14 +84,29 @@ pub fn start_in(dir: tempfile::TempDir, addr: &str, args: &[&str], env: &[(&str,
             .lines()
             .map_while(Result::ok)
         {
-            if let Some(at) = line.find("listening on http://") {
-                let _ = tx.send(line[at + "listening on http://".len()..].to_owned());
-            }
+            // Read on after nobody listens: a server whose stderr pipe
+            // filled would block in its next log line.
+            let _ = tx.send(line);
         }
     });
-    let at = rx
-        .recv_timeout(Duration::from_secs(30))
-        .expect("the server says where it listens");
+    (child, rx)
+}
+
+/// As [`start`], serving `dir`.
+pub fn start_in(dir: tempfile::TempDir, addr: &str, args: &[&str], env: &[(&str, &str)]) -> Server {
+    let mut all = vec!["--http", addr];
+    all.extend_from_slice(args);
+    let (child, lines) = spawn(dir.path(), &all, env);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let at = loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let line = lines
+            .recv_timeout(left)
+            .expect("the server says where it listens");
+        if let Some(i) = line.find("listening on http://") {
+            break line[i + "listening on http://".len()..].to_owned();
+        }
+    };
     let port = at
         .split('/')
         .next()
