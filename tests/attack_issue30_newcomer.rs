@@ -336,17 +336,22 @@ mod odd_frontmatter_keys_are_named {
             .collect()
     }
 
+    /// `check`'s unknown-key findings for one skill `name` whose SKILL.md
+    /// is `md`.
+    fn unknown_keys_of(name: &str, md: &str) -> Vec<Value> {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join(name);
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::write(dir.join("SKILL.md"), md).unwrap();
+        unknown_keys(&check_json(tmp.path()))
+    }
+
     #[test]
     fn a_key_that_is_not_a_string_is_named_and_placed() {
-        let tmp = tempfile::tempdir().unwrap();
-        let dir = tmp.path().join("nonstr");
-        std::fs::create_dir(&dir).unwrap();
-        std::fs::write(
-            dir.join("SKILL.md"),
+        let found = unknown_keys_of(
+            "nonstr",
             "---\nname: nonstr\ndescription: d\n1: x\ntrue: y\n---\nbody\n",
-        )
-        .unwrap();
-        let found = unknown_keys(&check_json(tmp.path()));
+        );
         assert_eq!(found.len(), 2, "{found:?}");
         // Placed: line 4 for `1`, line 5 for `true`.
         let lines: Vec<&Value> = found.iter().map(|f| &f["line"]).collect();
@@ -365,16 +370,11 @@ mod odd_frontmatter_keys_are_named {
 
     #[test]
     fn a_lookalike_key_says_which_letter_is_not_the_one_it_looks_like() {
-        let tmp = tempfile::tempdir().unwrap();
-        let dir = tmp.path().join("lookalike");
-        std::fs::create_dir(&dir).unwrap();
         // `nаme` with U+0430 CYRILLIC SMALL LETTER A.
-        std::fs::write(
-            dir.join("SKILL.md"),
+        let found = unknown_keys_of(
+            "lookalike",
             "---\nn\u{430}me: lookalike\ndescription: d\n---\nbody\n",
-        )
-        .unwrap();
-        let found = unknown_keys(&check_json(tmp.path()));
+        );
         assert_eq!(found.len(), 1, "{found:?}");
         let message = found[0]["message"].as_str().unwrap();
         assert!(message.contains("did you mean \"name\""), "{message}");
