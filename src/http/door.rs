@@ -24,12 +24,12 @@ use rmcp::model::{
 };
 use rmcp::transport::streamable_http_server::StreamableHttpService;
 use rmcp::transport::streamable_http_server::session::SessionManager;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use serde::Serialize;
 use serde_json::value::RawValue;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::access::{Access, Refused};
+use super::sessions::Sessions;
 use crate::echo::{EXCERPT_BYTES, excerpt};
 use crate::limits::{
     HTTP_READ_TIMEOUT_SECS, MAX_HTTP_BODY_BYTES, MAX_HTTP_IN_FLIGHT, MAX_HTTP_SESSIONS,
@@ -44,24 +44,24 @@ pub(crate) const PATH: &str = "/mcp";
 /// What every answer's body is.
 pub(crate) type Answer = Response<BoxBody<Bytes, Infallible>>;
 
-type Rmcp = StreamableHttpService<SkillServer, LocalSessionManager>;
+type Rmcp = StreamableHttpService<SkillServer, Sessions>;
 
 /// The server's one door: shared by every connection.
 pub(crate) struct Door {
     pub(crate) access: Access,
     pub(crate) rmcp: Rmcp,
-    pub(crate) sessions: Arc<LocalSessionManager>,
+    pub(crate) sessions: Arc<Sessions>,
     /// Whether `skill_run` is offered (HTTP-009).
     pub(crate) allow_run: bool,
     in_flight: Arc<Semaphore>,
-    per_session: Sessions,
+    per_session: InFlight,
 }
 
 impl Door {
     pub(crate) fn new(
         access: Access,
         rmcp: Rmcp,
-        sessions: Arc<LocalSessionManager>,
+        sessions: Arc<Sessions>,
         allow_run: bool,
     ) -> Door {
         Door {
@@ -117,8 +117,7 @@ impl Door {
                 Ok(id) if !id.is_empty() && id.bytes().all(|b| b.is_ascii_graphic()) => {
                     // DELETE of a session that is gone is 404, as every other
                     // request naming it is (rmcp answers 202 to any).
-                    req.method() != Method::DELETE
-                        || self.sessions.sessions.read().await.contains_key(id)
+                    req.method() != Method::DELETE || self.sessions.is_open(id)
                 }
                 _ => false,
             };
@@ -331,7 +330,7 @@ impl Door {
         }
         match &req.request {
             ClientRequest::InitializeRequest(_) if !in_session => {
-                let open = self.sessions.sessions.read().await.len();
+                let open = self.sessions.count();
                 if open >= MAX_HTTP_SESSIONS {
                     let mut a = jsonrpc_error(
                         StatusCode::SERVICE_UNAVAILABLE,
@@ -480,12 +479,12 @@ struct InSession {
     ids: HashSet<IdKey>,
 }
 
-type Sessions = Arc<Mutex<HashMap<String, InSession>>>;
+type InFlight = Arc<Mutex<HashMap<String, InSession>>>;
 
 /// One request's slot in its session (HTTP-007), and its id once read;
 /// both freed on drop.
 struct SessionSlot {
-    sessions: Sessions,
+    sessions: InFlight,
     session: String,
     id: Option<IdKey>,
 }
@@ -494,7 +493,7 @@ impl SessionSlot {
     /// `None` when the session has [`MAX_IN_FLIGHT`] requests in flight.
     /// An entry lives only while a request of its session is in flight,
     /// so the table is bounded by [`MAX_HTTP_IN_FLIGHT`].
-    fn take(sessions: &Sessions, session: String) -> Option<SessionSlot> {
+    fn take(sessions: &InFlight, session: String) -> Option<SessionSlot> {
         let mut map = lock(sessions);
         let s = map.entry(session.clone()).or_default();
         if s.count >= MAX_IN_FLIGHT {
@@ -524,7 +523,7 @@ impl SessionSlot {
     }
 }
 
-fn lock(sessions: &Sessions) -> std::sync::MutexGuard<'_, HashMap<String, InSession>> {
+fn lock(sessions: &InFlight) -> std::sync::MutexGuard<'_, HashMap<String, InSession>> {
     // No method here panics half-way, so a poisoned table is whole.
     sessions
         .lock()
@@ -564,7 +563,7 @@ struct Held {
 /// a closed connection ends the call it was waiting on (HTTP-009,
 /// RUN-028, RUN-021).
 struct CancelOnDrop {
-    sessions: Arc<LocalSessionManager>,
+    sessions: Arc<Sessions>,
     session: rmcp::transport::streamable_http_server::SessionId,
     id: RequestId,
 }

@@ -11,6 +11,7 @@
 
 pub mod access;
 pub(crate) mod door;
+mod sessions;
 
 use std::convert::Infallible;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -19,7 +20,6 @@ use std::time::Duration;
 
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
@@ -34,6 +34,7 @@ use crate::server::{Elicit, SkillServer};
 use crate::snapshot::Snapshot;
 use access::Access;
 use door::Door;
+use sessions::Sessions;
 
 /// Why a script cannot run over HTTP unless the owner offers runs: each
 /// listed script says so instead of looking runnable (HTTP-009).
@@ -115,9 +116,8 @@ pub async fn serve(
         server = server.without_run();
     }
     let live = server.live();
-    let mut sessions = LocalSessionManager::default();
-    sessions.session_config.keep_alive = Some(Duration::from_secs(HTTP_SESSION_IDLE_SECS));
-    let sessions = Arc::new(sessions);
+    let sessions = Arc::new(Sessions::new(Duration::from_secs(HTTP_SESSION_IDLE_SECS)));
+    sessions.expire_idle();
     let rmcp = StreamableHttpService::new(
         move || Ok(server.clone()),
         Arc::clone(&sessions),
