@@ -225,8 +225,11 @@ impl Session {
         *lock(&self.routes) = Routes::default();
     }
 
+    /// In use whatever its last message: a request in flight, or a GET
+    /// stream its client still holds open to hear notifications.
     fn busy(&self) -> bool {
-        !lock(&self.routes).requests.is_empty()
+        let routes = lock(&self.routes);
+        !routes.requests.is_empty() || routes.standalone.as_ref().is_some_and(|tx| !tx.is_closed())
     }
 }
 
@@ -747,6 +750,24 @@ mod tests {
             .create_stream(&busy, ping(1))
             .await
             .unwrap_or_else(|_| unreachable!());
+        let (listening, _listening_t) = sessions
+            .create_session()
+            .await
+            .unwrap_or_else(|_| unreachable!());
+        let get = sessions
+            .create_standalone_stream(&listening)
+            .await
+            .unwrap_or_else(|_| unreachable!());
+        let (left, _left_t) = sessions
+            .create_session()
+            .await
+            .unwrap_or_else(|_| unreachable!());
+        drop(
+            sessions
+                .create_standalone_stream(&left)
+                .await
+                .unwrap_or_else(|_| unreachable!()),
+        );
         tokio::time::sleep(Duration::from_millis(400)).await;
         assert!(!sessions.is_open(&idle), "idle past its limit");
         assert!(idle_t.receive().await.is_none(), "its service ends");
@@ -754,6 +775,15 @@ mod tests {
             sessions.is_open(&busy),
             "a request in flight keeps its session open"
         );
-        assert_eq!(sessions.count(), 1);
+        assert!(
+            sessions.is_open(&listening),
+            "so does a GET stream held open"
+        );
+        assert!(
+            !sessions.is_open(&left),
+            "a GET stream its client closed does not"
+        );
+        assert_eq!(sessions.count(), 2);
+        drop(get);
     }
 }
