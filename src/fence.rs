@@ -285,8 +285,54 @@ pub(crate) struct Opened {
 ///   name for it must still be the checked real path, so an intermediate
 ///   directory swapped for a symlink is caught too.
 pub(crate) fn open(skill_dir: &Path, rel: &str) -> Result<Opened, FenceError> {
+    check_str(rel).map_err(|rule| FenceError::Shape {
+        path: rel.to_owned(),
+        rule,
+    })?;
+    if let Some(opened) = open_plain(skill_dir, rel) {
+        return Ok(opened);
+    }
     let (real, _) = resolve(skill_dir, rel)?;
     open_checked(real, rel)
+}
+
+/// The common case of [`open`] in one open (spec READ-012, FENCE-005; Decision in
+/// spec/reads.md): `openat2` with `RESOLVE_NO_SYMLINKS` opens
+/// `skill_dir/rel` only if no component of the whole path is a symlink.
+/// `skill_dir` is real and `rel` passed the string check (no `.`, `..` or
+/// empty segment), so such a path is its own real path and lies inside the
+/// skill by construction; a regular file by the descriptor's own type is
+/// then everything [`resolve`] and [`open_checked`] would have proven, and
+/// by the descriptor itself, so nothing can change between check and use.
+/// `None` (a symlink on the way, nothing there, not a regular file, a
+/// kernel or sandbox without `openat2`) leaves the answer to the checked
+/// path, with its own errors, unchanged.
+#[cfg(target_os = "linux")]
+fn open_plain(skill_dir: &Path, rel: &str) -> Option<Opened> {
+    use nix::fcntl::{OFlag, OpenHow, ResolveFlag};
+    let real = skill_dir.join(rel);
+    let how = OpenHow::new()
+        .flags(
+            OFlag::O_RDONLY
+                | OFlag::O_NOFOLLOW
+                | OFlag::O_NONBLOCK
+                | OFlag::O_NOCTTY
+                | OFlag::O_CLOEXEC,
+        )
+        .resolve(ResolveFlag::RESOLVE_NO_SYMLINKS);
+    let fd = nix::fcntl::openat2(nix::fcntl::AT_FDCWD, &real, how).ok()?;
+    let file = File::from(fd);
+    let meta = file.metadata().ok()?;
+    meta.file_type()
+        .is_file()
+        .then_some(Opened { file, real, meta })
+}
+
+/// No `openat2` here: every open takes the checked path.
+#[cfg(not(target_os = "linux"))]
+#[cfg_attr(mutants, mutants::skip)]
+fn open_plain(_skill_dir: &Path, _rel: &str) -> Option<Opened> {
+    None
 }
 
 /// The open half of [`open`]: opens `real` (already resolved and checked)
@@ -582,6 +628,63 @@ mod tests {
                 ..
             })
         ));
+    }
+
+    /// The one-step open serves exactly the symlink-free regular files;
+    /// everything else takes the checked path, whose answers stand: a
+    /// symlink inside the skill is still served, one out of it refused.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_one_step_open_serves_only_symlink_free_regular_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = fs::canonicalize(dir.path()).unwrap();
+        let skill = base.join("skill");
+        fs::create_dir_all(skill.join("assets")).unwrap();
+        fs::write(skill.join("assets/logo.png"), "in").unwrap();
+        fs::write(base.join("outside.md"), "out").unwrap();
+        std::os::unix::fs::symlink("assets", skill.join("via")).unwrap();
+        std::os::unix::fs::symlink("logo.png", skill.join("assets/link")).unwrap();
+        std::os::unix::fs::symlink("../outside.md", skill.join("out")).unwrap();
+        std::os::unix::fs::symlink(&base, skill.join("up")).unwrap();
+
+        let fast = open_plain(&skill, "assets/logo.png").expect("a plain file opens in one step");
+        assert_eq!(fast.real, skill.join("assets/logo.png"));
+        assert!(fast.meta.is_file());
+        let mut text = String::new();
+        io::Read::read_to_string(&mut &fast.file, &mut text).unwrap();
+        assert_eq!(text, "in");
+        assert_eq!(open(&skill, "assets/logo.png").unwrap().real, fast.real);
+
+        for inside in ["via/logo.png", "assets/link"] {
+            assert!(open_plain(&skill, inside).is_none(), "{inside}");
+            let opened = open(&skill, inside).unwrap();
+            assert_eq!(opened.real, skill.join("assets/logo.png"), "{inside}");
+        }
+        for escaping in ["out", "up/outside.md"] {
+            assert!(open_plain(&skill, escaping).is_none(), "{escaping}");
+            assert!(
+                matches!(open(&skill, escaping), Err(FenceError::Escape { .. })),
+                "{escaping}"
+            );
+        }
+        // Not regular, or not there: the checked path answers, as before.
+        assert!(open_plain(&skill, "assets").is_none());
+        assert!(matches!(
+            open(&skill, "assets"),
+            Err(FenceError::NotRegular {
+                kind: "a directory",
+                ..
+            })
+        ));
+        assert!(open_plain(&skill, "missing").is_none());
+        assert!(matches!(
+            open(&skill, "missing"),
+            Err(FenceError::NotFound { .. })
+        ));
+        // A skill directory reached through a symlink is no real path: the
+        // one-step open declines it rather than vouch for it.
+        std::os::unix::fs::symlink(&skill, base.join("alias")).unwrap();
+        assert!(open_plain(&base.join("alias"), "assets/logo.png").is_none());
     }
 
     #[test]
