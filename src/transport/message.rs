@@ -116,10 +116,90 @@ fn refuse(id: Option<Box<RawValue>>, code: i32, message: impl Into<String>) -> I
     })
 }
 
-/// Reads one message (a line without its newline). The text is parsed
-/// once; only a message that is not JSON, or whose id is a number with a
-/// fraction or past 2^64, is looked at again, for the id alone.
+/// Reads one message (a line without its newline). A well-formed request
+/// rmcp types is decoded by its own type straight from the text
+/// ([`read_typed`]); anything else by [`read_value`], whose refusals and
+/// messages are the rules.
 pub fn read(text: &[u8]) -> Incoming {
+    read_typed(text).unwrap_or_else(|| read_value(text))
+}
+
+/// A request's envelope, borrowed from its text: just what [`read_value`]
+/// checks before it decodes a request, without building a tree of it.
+#[derive(Deserialize)]
+struct Envelope<'a> {
+    #[serde(borrow)]
+    jsonrpc: &'a RawValue,
+    #[serde(borrow)]
+    id: &'a RawValue,
+    #[serde(borrow)]
+    method: std::borrow::Cow<'a, str>,
+    #[serde(borrow, default)]
+    params: Present<'a>,
+}
+
+/// A member as written, told apart from one left out: `"params": null`
+/// is present (and refused), where an `Option` would read it as absent.
+#[derive(Default)]
+struct Present<'a>(Option<&'a RawValue>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Present<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        <&'a RawValue>::deserialize(d).map(|raw| Present(Some(raw)))
+    }
+}
+
+/// The request [`read_value`] would pass on, decoded as rmcp's typed
+/// message directly from the text rather than through a `Value` (the HTTP
+/// door reads every POST body here; the tree and its conversion were most
+/// of this function's cost). `None` whenever the message is anything but a
+/// plain request that every check of [`read_value`] passes: an object with
+/// `"jsonrpc": "2.0"`, a string or integer id within bounds (WIRE-006,
+/// HARD-005), a method within bounds, object params, not `skills/get`
+/// (whose URI bound is checked on the tree) and a request rmcp types that
+/// decodes. Everything else, every refusal included, is [`read_value`]'s,
+/// so no answer changes.
+fn read_typed(text: &[u8]) -> Option<Incoming> {
+    // serde reads a struct from a JSON array too: only an object is read.
+    if text.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+        return None;
+    }
+    let head: Envelope = serde_json::from_slice(text).ok()?;
+    if head.jsonrpc.get() != "\"2.0\""
+        || head.method.len() > MAX_METHOD_BYTES
+        || head.method == "skills/get"
+        || head.params.0.is_some_and(|p| !p.get().starts_with('{'))
+    {
+        return None;
+    }
+    let v: Value = serde_json::from_str(head.id.get()).ok()?;
+    if !(v.is_string() || v.is_i64()) {
+        return None;
+    }
+    let id = client_id(&v, text).ok()?;
+    let message: ClientJsonRpcMessage = serde_json::from_slice(text).ok()?;
+    let ClientJsonRpcMessage::Request(mut request) = message else {
+        return None;
+    };
+    if matches!(request.request, ClientRequest::CustomRequest(_)) {
+        // Unknown to rmcp, or typed and its params did not decode: the
+        // tree says which.
+        return None;
+    }
+    // rmcp's own id type holds an i64 or a string; the caller replaces
+    // this one with its own before rmcp sees it, as read_value does.
+    request.id = rmcp::model::RequestId::Number(0);
+    Some(Incoming::Request {
+        id,
+        message: Box::new(ClientJsonRpcMessage::Request(request)),
+    })
+}
+
+/// Reads one message through a `Value`: the rules for every message. The
+/// text is parsed once; only a message that is not JSON, or whose id is a
+/// number with a fraction or past 2^64, is looked at again, for the id
+/// alone.
+fn read_value(text: &[u8]) -> Incoming {
     let v: Value = match serde_json::from_slice(text) {
         Ok(v) => v,
         Err(e) => return not_json(text, &e),
@@ -455,6 +535,73 @@ mod tests {
             read(br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1.0}}"#),
             Incoming::Notification { cancels: Some(IdKey::Whole(1)), .. }
         ));
+    }
+
+    /// The direct decode answers only what the tree would answer, and the
+    /// same way: over requests of each kind, odd ids, odd params and
+    /// refusals, wherever [`read_typed`] answers its answer is
+    /// [`read_value`]'s, and it answers the common requests.
+    #[test]
+    fn the_direct_decode_equals_the_decode_through_a_tree() {
+        let meta = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+        let answered = [
+            format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{{"uri":"skill://a/assets/logo.png",{meta}}}}}"#
+            ),
+            format!(
+                r#"{{"id":"x-\u0041","method":"tools/call","jsonrpc":"2.0","params":{{"name":"skill_file","arguments":{{"name":"a","path":"SKILL.md"}},{meta}}}}}"#
+            ),
+            r#"{"jsonrpc":"2.0","id":-7,"method":"ping"}"#.to_owned(),
+            r#" {"jsonrpc":"2.0","id":9223372036854775807,"method":"tools/list","params":{}} "#
+                .to_owned(),
+            r#"{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#.to_owned(),
+            r#"{"jsonrpc":"2.0","id":3,"method":"resources/list","params":{"cursor":"abc"},"extra":[1,2.5e3]}"#.to_owned(),
+            r#"{"jsonrpc":"2.0","id":4,"method":"prompts/get","params":{"name":"a","arguments":{"k":"v"}}}"#.to_owned(),
+        ];
+        let passed_on = [
+            r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#.to_owned(),
+            r#"{"jsonrpc":"2.0","id":18446744073709551615,"method":"ping"}"#.to_owned(),
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":null}"#.to_owned(),
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":[1]}"#.to_owned(),
+            r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#.to_owned(),
+            r#"{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}"#.to_owned(),
+            r#"{"jsonrpc":"2.1","id":1,"method":"ping"}"#.to_owned(),
+            r#"{"id":1,"method":"ping"}"#.to_owned(),
+            r#"["2.0",1,"ping"]"#.to_owned(),
+            r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}"#.to_owned(),
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":5}}"#.to_owned(),
+            r#"{"jsonrpc":"2.0","id":1,"method":"no/such","params":{}}"#.to_owned(),
+            r#"{"jsonrpc":"2.0","id":1,"method":"skills/get","params":{"uri":"skill://a/SKILL.md"}}"#.to_owned(),
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping","result":{}}"#.to_owned(),
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.to_owned(),
+            r#"{"jsonrpc":"2.0","id":1,"result":{}}"#.to_owned(),
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping""#.to_owned(),
+            format!(r#"{{"jsonrpc":"2.0","id":"{}","method":"ping"}}"#, "i".repeat(MAX_ID_BYTES + 1)),
+            format!(r#"{{"jsonrpc":"2.0","id":1,"method":"{}"}}"#, "m".repeat(MAX_METHOD_BYTES + 1)),
+        ];
+        for text in &answered {
+            let direct = read_typed(text.as_bytes())
+                .unwrap_or_else(|| panic!("not decoded directly: {text}"));
+            assert_eq!(
+                format!("{direct:?}"),
+                format!("{:?}", read_value(text.as_bytes())),
+                "{text}"
+            );
+        }
+        for text in &passed_on {
+            if let Some(direct) = read_typed(text.as_bytes()) {
+                assert_eq!(
+                    format!("{direct:?}"),
+                    format!("{:?}", read_value(text.as_bytes())),
+                    "{text}"
+                );
+            }
+            assert_eq!(
+                format!("{:?}", read(text.as_bytes())),
+                format!("{:?}", read_value(text.as_bytes())),
+                "{text}"
+            );
+        }
     }
 
     #[test]
