@@ -136,6 +136,11 @@ struct Envelope<'a> {
     method: std::borrow::Cow<'a, str>,
     #[serde(borrow, default)]
     params: Present<'a>,
+    /// A response's members: with either, rmcp reads no request.
+    #[serde(borrow, default)]
+    result: Present<'a>,
+    #[serde(borrow, default)]
+    error: Present<'a>,
 }
 
 /// A member as written, told apart from one left out: `"params": null`
@@ -169,6 +174,8 @@ fn read_typed(text: &[u8]) -> Option<Incoming> {
         || head.method.len() > MAX_METHOD_BYTES
         || head.method == "skills/get"
         || head.params.0.is_some_and(|p| !p.get().starts_with('{'))
+        || head.result.0.is_some()
+        || head.error.0.is_some()
     {
         return None;
     }
@@ -177,15 +184,9 @@ fn read_typed(text: &[u8]) -> Option<Incoming> {
         return None;
     }
     let id = client_id(&v, text).ok()?;
-    let message: ClientJsonRpcMessage = serde_json::from_slice(text).ok()?;
-    let ClientJsonRpcMessage::Request(mut request) = message else {
-        return None;
-    };
-    if matches!(request.request, ClientRequest::CustomRequest(_)) {
-        // Unknown to rmcp, or typed and its params did not decode: the
-        // tree says which.
-        return None;
-    }
+    // Unknown to rmcp, or typed and its params did not decode: the tree
+    // says which.
+    let mut request = typed_request(&head.method, text)?;
     // rmcp's own id type holds an i64 or a string; the caller replaces
     // this one with its own before rmcp sees it, as read_value does.
     request.id = rmcp::model::RequestId::Number(0);
@@ -452,8 +453,32 @@ impl<M: ConstString> Method for rmcp::model::RequestNoParam<M> {
 
 /// Why `message` does not decode as the request rmcp types for `method`,
 /// or `None` when rmcp types no request of that method (it is unknown).
+/// Also `typed_request`: the request of `method` decoded from `text` as
+/// that method's own type, which is what rmcp's untagged `ClientRequest`
+/// ends at (no two of its requests share a method), without trying each
+/// request before it; `None` for a method rmcp does not type here, or
+/// params that do not decode as it.
 macro_rules! why_not_typed {
     ($($t:ident),* $(,)?) => {
+        #[allow(deprecated)]
+        fn typed_request(
+            method: &str,
+            text: &[u8],
+        ) -> Option<rmcp::model::JsonRpcRequest<ClientRequest>> {
+            $(
+                if method == <rmcp::model::$t as Method>::METHOD {
+                    let r: rmcp::model::JsonRpcRequest<rmcp::model::$t> =
+                        serde_json::from_slice(text).ok()?;
+                    return Some(rmcp::model::JsonRpcRequest {
+                        jsonrpc: r.jsonrpc,
+                        id: r.id,
+                        request: r.request.into(),
+                    });
+                }
+            )*
+            None
+        }
+
         // Deprecated requests are still decoded by rmcp, so still checked.
         #[allow(deprecated)]
         fn why_not_typed(method: &str, message: &Value) -> Option<String> {
@@ -557,6 +582,12 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#.to_owned(),
             r#"{"jsonrpc":"2.0","id":3,"method":"resources/list","params":{"cursor":"abc"},"extra":[1,2.5e3]}"#.to_owned(),
             r#"{"jsonrpc":"2.0","id":4,"method":"prompts/get","params":{"name":"a","arguments":{"k":"v"}}}"#.to_owned(),
+            r#"{"jsonrpc":"2.0","id":5,"method":"prompts/list"}"#.to_owned(),
+            r#"{"jsonrpc":"2.0","id":6,"method":"resources/templates/list","params":{}}"#.to_owned(),
+            r#"{"jsonrpc":"2.0","id":7,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"a"},"argument":{"name":"x","value":"y"}}}"#.to_owned(),
+            r#"{"jsonrpc":"2.0","id":8,"method":"logging/setLevel","params":{"level":"info"}}"#.to_owned(),
+            r#"{"jsonrpc":"2.0","id":9,"method":"resources/subscribe","params":{"uri":"skill://a/SKILL.md"}}"#.to_owned(),
+            r#"{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"skill_run","arguments":{},"_meta":{"progressToken":3}}}"#.to_owned(),
         ];
         let passed_on = [
             r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#.to_owned(),
@@ -573,6 +604,10 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":1,"method":"no/such","params":{}}"#.to_owned(),
             r#"{"jsonrpc":"2.0","id":1,"method":"skills/get","params":{"uri":"skill://a/SKILL.md"}}"#.to_owned(),
             r#"{"jsonrpc":"2.0","id":1,"method":"ping","result":{}}"#.to_owned(),
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping","error":null}"#.to_owned(),
+            r#"{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{}}"#.to_owned(),
+            r#"{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"a","uri":"b"}}"#.to_owned(),
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","_meta":7}}"#.to_owned(),
             r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.to_owned(),
             r#"{"jsonrpc":"2.0","id":1,"result":{}}"#.to_owned(),
             r#"{"jsonrpc":"2.0","id":1,"method":"ping""#.to_owned(),
