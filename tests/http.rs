@@ -240,7 +240,7 @@ fn the_owner_can_offer_runs() {
 
 /// A confirmed run of the `demo` skill's `scripts/hi.js`, id 5, which
 /// writes the file `started` when it runs.
-fn hi_run(started: &std::path::Path) -> String {
+pub(crate) fn hi_run(started: &std::path::Path) -> String {
     rpc(
         5,
         "tools/call",
@@ -253,7 +253,7 @@ fn hi_run(started: &std::path::Path) -> String {
 
 /// Sends a POST and returns its connection unread, for an SSE answer that
 /// carries a request of the server's before its end.
-fn open_post(port: u16, body: &str, extra: &[(&str, &str)]) -> TcpStream {
+pub(crate) fn open_post(port: u16, body: &str, extra: &[(&str, &str)]) -> TcpStream {
     let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect");
     s.set_read_timeout(Some(Duration::from_secs(30)))
         .expect("timeout");
@@ -263,7 +263,7 @@ fn open_post(port: u16, body: &str, extra: &[(&str, &str)]) -> TcpStream {
 }
 
 /// Reads `s` into `got` until an SSE event whose JSON has `method`.
-fn event_with(s: &mut TcpStream, got: &mut Vec<u8>, method: &str) -> Value {
+pub(crate) fn event_with(s: &mut TcpStream, got: &mut Vec<u8>, method: &str) -> Value {
     let deadline = Instant::now() + Duration::from_secs(20);
     let mut chunk = [0u8; 4096];
     loop {

@@ -9,6 +9,7 @@ mod attack_http;
 mod attack_issue26;
 mod attack_issue27_30;
 mod attack_issue30_newcomer;
+mod attack_sessions;
 mod attack_transport;
 mod boot_once;
 mod bounded_echo;

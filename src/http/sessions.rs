@@ -45,6 +45,9 @@ const SSE_RETRY: Duration = Duration::from_secs(3);
 /// for it is dropped (it carries only notifications here), so a client
 /// that opens a GET and never reads cannot hold the session's memory.
 const STANDALONE: usize = 64;
+/// The one event id the standalone stream carries: rmcp primes it with
+/// `0` (no event store), and its messages have none.
+const STANDALONE_EVENT_ID: &str = "0";
 
 /// Every open session.
 pub(crate) struct Sessions {
@@ -61,6 +64,9 @@ pub(crate) enum SessionError {
     Gone(SessionId),
     /// The session's service ended before it answered.
     Ended(SessionId),
+    /// A `Last-Event-ID` naming no stream that can be resumed: nothing
+    /// is kept to replay, and a request's stream ended with its request.
+    NotResumable(SessionId),
 }
 
 impl std::fmt::Display for SessionError {
@@ -73,6 +79,11 @@ impl std::fmt::Display for SessionError {
             SessionError::Ended(id) => write!(
                 f,
                 "HTTP-008: session {id} ended before it answered; send initialize to open a new one"
+            ),
+            SessionError::NotResumable(id) => write!(
+                f,
+                "HTTP-008: session {id} keeps no events, and a request's stream ended with its connection \
+                 (its request was cancelled then); send the request again"
             ),
         }
     }
@@ -495,17 +506,27 @@ impl SessionManager for Sessions {
         Ok(Standalone(rx))
     }
 
-    /// Nothing is replayed (this server keeps no event store and its
-    /// answers carry no event ids): a resumed stream is a new standalone
-    /// stream, from now on.
+    /// Nothing is replayed (this server keeps no event store). A
+    /// `Last-Event-ID` of the standalone stream's priming event (`0`) opens
+    /// the standalone stream again, from now; any other — a request's
+    /// stream, whose request was cancelled when its connection closed
+    /// (HTTP-009), or an id this server never gave — is refused, which
+    /// rmcp answers with an empty stream that ends at once. Opening the
+    /// standalone stream for it instead would end the client's live GET
+    /// stream (a newer GET takes it) and hand it notifications as the
+    /// request's resumption, where its answer never comes (HTTP-008).
     async fn resume(
         &self,
         id: &SessionId,
-        _last_event_id: String,
+        last_event_id: String,
     ) -> Result<
         impl futures_core::Stream<Item = ServerSseMessage> + Send + Sync + 'static,
         SessionError,
     > {
+        if last_event_id.trim() != STANDALONE_EVENT_ID {
+            self.get(id)?.touch();
+            return Err(SessionError::NotResumable(id.clone()));
+        }
         self.create_standalone_stream(id).await
     }
 }
@@ -686,6 +707,45 @@ mod tests {
         .await
         .unwrap_or_else(|_| unreachable!());
         assert_eq!(drain(&mut newer).len(), 1);
+    }
+
+    #[tokio::test]
+    async fn only_the_standalone_stream_is_resumed_and_a_refused_resume_leaves_it_open() {
+        let sessions = Sessions::new(Duration::from_secs(300));
+        let (id, mut t) = sessions
+            .create_session()
+            .await
+            .unwrap_or_else(|_| unreachable!());
+        let mut get = Box::pin(
+            sessions
+                .create_standalone_stream(&id)
+                .await
+                .unwrap_or_else(|_| unreachable!()),
+        );
+        for last in ["1/1", "0/1", "garbage", "-1", ""] {
+            assert!(
+                matches!(
+                    sessions.resume(&id, last.to_owned()).await,
+                    Err(SessionError::NotResumable(_))
+                ),
+                "{last:?}"
+            );
+        }
+        assert!(!ended(&mut get), "a refused resume ends no stream");
+        t.send(server(
+            json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}),
+        ))
+        .await
+        .unwrap_or_else(|_| unreachable!());
+        assert_eq!(drain(&mut get).len(), 1);
+        let mut resumed = Box::pin(
+            sessions
+                .resume(&id, "0".to_owned())
+                .await
+                .unwrap_or_else(|_| unreachable!()),
+        );
+        assert!(ended(&mut get), "the resumed standalone stream takes over");
+        assert!(!ended(&mut resumed));
     }
 
     #[tokio::test]

@@ -1,0 +1,338 @@
+//! The HTTP door's own session manager (src/http/sessions.rs, HTTP-008)
+//! attacked from outside: a hostile client, a careless one, and a second
+//! session trying to reach into the first. Each test names what a careful
+//! client should see; a doc comment says what was found where something
+//! was. The helpers are tests/common/http.rs's and tests/http.rs's.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use crate::common;
+use crate::http::{event_with, hi_run, open_post};
+
+use common::http::*;
+use serde_json::json;
+
+fn init_body(id: u64) -> String {
+    rpc(
+        id,
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "attack", "version": "0"}}),
+    )
+}
+
+/// A GET of the session's stream (with `Last-Event-ID` when given), its
+/// connection returned unread; `Connection: close` so its end is EOF.
+fn open_get(port: u16, session: &str, last: Option<&str>) -> TcpStream {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(60)))
+        .expect("timeout");
+    let mut req = format!(
+        "GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAccept: text/event-stream\r\n\
+         Connection: close\r\nMcp-Session-Id: {session}\r\n"
+    );
+    if let Some(l) = last {
+        req.push_str(&format!("Last-Event-ID: {l}\r\n"));
+    }
+    req.push_str("\r\n");
+    s.write_all(req.as_bytes()).expect("GET");
+    s
+}
+
+/// Reads `s` until its head is in, returning what came.
+fn head_of(s: &mut TcpStream) -> String {
+    let mut got = Vec::new();
+    let mut chunk = [0u8; 4096];
+    while !String::from_utf8_lossy(&got).contains("\r\n\r\n") {
+        let n = s.read(&mut chunk).expect("read the head");
+        assert!(
+            n > 0,
+            "closed before its head: {}",
+            String::from_utf8_lossy(&got)
+        );
+        got.extend_from_slice(&chunk[..n]);
+    }
+    String::from_utf8_lossy(&got).into_owned()
+}
+
+/// Reads `s` to its end, failing after `secs`.
+fn to_end(s: &mut TcpStream, secs: u64) -> String {
+    s.set_read_timeout(Some(Duration::from_secs(secs)))
+        .expect("timeout");
+    let mut got = Vec::new();
+    let r = s.read_to_end(&mut got);
+    let text = String::from_utf8_lossy(&got).into_owned();
+    assert!(r.is_ok(), "did not end within {secs} s: {r:?} {text}");
+    text
+}
+
+/// Reads `s` into `got` until `needle` shows, failing after `secs` or at
+/// the stream's end.
+fn until(s: &mut TcpStream, got: &mut Vec<u8>, needle: &str, secs: u64) {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    let mut chunk = [0u8; 4096];
+    while !String::from_utf8_lossy(got).contains(needle) {
+        assert!(
+            Instant::now() < deadline,
+            "no {needle} in {secs} s: {}",
+            String::from_utf8_lossy(got)
+        );
+        s.set_read_timeout(Some(
+            deadline
+                .saturating_duration_since(Instant::now())
+                .max(Duration::from_millis(10)),
+        ))
+        .expect("timeout");
+        match s.read(&mut chunk) {
+            Ok(0) => panic!(
+                "the stream ended before {needle}: {}",
+                String::from_utf8_lossy(got)
+            ),
+            Ok(n) => got.extend_from_slice(&chunk[..n]),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) => {}
+            Err(e) => panic!("{e}: {}", String::from_utf8_lossy(got)),
+        }
+    }
+}
+
+/// Adds a skill to the served tree and sends SIGHUP: every session's GET
+/// stream is told `list_changed` (HTTP-010).
+fn reload(s: &Server, name: &str) {
+    let skill = s._dir.path().join(name);
+    std::fs::create_dir(&skill).expect("mkdir");
+    std::fs::write(
+        skill.join("SKILL.md"),
+        format!("---\nname: {name}\ndescription: Added after boot.\n---\nbody\n"),
+    )
+    .expect("SKILL.md");
+    let hup = Command::new("kill")
+        .args(["-HUP", &s.child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(hup.success());
+}
+
+/// Found by the attack of 2026-12-06: every request's stream is primed
+/// with an event id (`0/N`) and a retry, which tells a client whose POST
+/// connection drops to resume it with a GET and `Last-Event-ID: 1/N`. The
+/// server answered that GET with a new standalone stream: it ended the
+/// client's live GET stream (a newer GET takes it), so the client's
+/// notifications went to a stream it holds as a request's resumption,
+/// where the answer it waits for never comes. Now a `Last-Event-ID` of a
+/// request's stream (whose request was cancelled when its connection
+/// closed, HTTP-009), or one the server never gave, is an empty stream that
+/// ends at once, and the GET stream stays open and keeps its notifications.
+#[test]
+fn resuming_a_request_stream_ends_at_once_and_leaves_the_get_stream_open() {
+    let s = start("127.0.0.1:0", &[], &[]);
+    let sid = initialize(s.port, &[]);
+    let h = [("Mcp-Session-Id", sid.as_str())];
+    let mut get = open_get(s.port, &sid, None);
+    let mut seen = head_of(&mut get).into_bytes();
+    // A request's stream: its events are `0/N` then `1/N`.
+    let ping = post(s.port, &rpc(2, "ping", json!({})), &h);
+    let last = ping
+        .body
+        .lines()
+        .filter_map(|l| l.strip_prefix("id:"))
+        .map(str::trim)
+        .next_back()
+        .expect("an event id")
+        .to_owned();
+    assert!(last.contains('/'), "{ping:?}");
+    for resumed in [
+        last.as_str(),
+        "0/1",
+        "garbage",
+        "-1/-1",
+        "99999999999999999999/1",
+    ] {
+        let mut again = open_get(s.port, &sid, Some(resumed));
+        let text = to_end(&mut again, 30);
+        assert!(text.starts_with("HTTP/1.1 200"), "{resumed}: {text}");
+        assert!(!text.contains("data: {"), "{resumed}: {text}");
+    }
+    // The GET stream was never ended, and still hears the session's
+    // notifications.
+    reload(&s, "added");
+    until(
+        &mut get,
+        &mut seen,
+        "notifications/resources/list_changed",
+        30,
+    );
+    // A resume of the GET stream's own priming id takes it over, as a
+    // newer GET does.
+    let mut resumed = open_get(s.port, &sid, Some("0"));
+    head_of(&mut resumed);
+    to_end(&mut get, 30);
+}
+
+/// Held: a second GET of a session ends the first (HTTP-008), and the
+/// second hears the session's notifications.
+#[test]
+fn a_newer_get_ends_the_older_and_takes_its_notifications() {
+    let s = start("127.0.0.1:0", &[], &[]);
+    let sid = initialize(s.port, &[]);
+    let mut first = open_get(s.port, &sid, None);
+    head_of(&mut first);
+    let mut second = open_get(s.port, &sid, None);
+    let mut seen = head_of(&mut second).into_bytes();
+    let rest = to_end(&mut first, 30);
+    assert!(!rest.contains("data: {"), "{rest}");
+    reload(&s, "added");
+    until(
+        &mut second,
+        &mut seen,
+        "notifications/resources/list_changed",
+        30,
+    );
+}
+
+/// Held: messages of the client that answer or cancel nothing — a result
+/// and an error for ids the server never sent, a cancel of an unknown
+/// request, `notifications/initialized` twice — are taken (202) and
+/// change nothing; a batch is refused naming why; the session still
+/// answers.
+#[test]
+fn client_messages_about_nothing_are_harmless() {
+    let s = start("127.0.0.1:0", &[], &[]);
+    let sid = initialize(s.port, &[]);
+    let h = [("Mcp-Session-Id", sid.as_str())];
+    for body in [
+        r#"{"jsonrpc":"2.0","id":999,"result":{}}"#,
+        r#"{"jsonrpc":"2.0","id":"x\"y","error":{"code":1,"message":"m"}}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":77}}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"\u0000"}}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}"#,
+    ] {
+        let a = post(s.port, body, &h);
+        assert_eq!(a.status, 202, "{body}: {a:?}");
+    }
+    let batch = post(s.port, &format!("[{}]", rpc(3, "ping", json!({}))), &h);
+    assert_eq!(batch.status, 400, "{batch:?}");
+    assert_eq!(batch.json()["error"]["code"], -32600, "{batch:?}");
+    assert!(batch.body.contains("batch"), "{batch:?}");
+    // Ids as written: a string with escapes comes back as the same string.
+    let odd = post(
+        s.port,
+        r#"{"jsonrpc":"2.0","id":"a\"b\u00e9\n","method":"ping"}"#,
+        &h,
+    );
+    assert_eq!(odd.json()["id"], json!("a\"b\u{e9}\n"), "{odd:?}");
+    let low = post(
+        s.port,
+        r#"{"jsonrpc":"2.0","id":-9223372036854775808,"method":"ping"}"#,
+        &h,
+    );
+    assert!(low.body.contains(r#""id":-9223372036854775808"#), "{low:?}");
+    let ping = post(s.port, &rpc(9, "ping", json!({})), &h).json();
+    assert_eq!(ping["result"], json!({}), "{ping}");
+}
+
+/// Held: another session can neither approve nor cancel a session's call:
+/// its `accept` for the same elicitation id and its cancel of the same
+/// request id reach only its own session. The owner's accept (sent twice)
+/// then runs the script once and the answer comes on the call's stream.
+#[test]
+fn another_session_can_neither_approve_nor_cancel_a_call() {
+    let s = start("127.0.0.1:0", &["--http-allow-run"], &[]);
+    let started = s._dir.path().join("started");
+    let call = hi_run(&started);
+    let a_sid = initialize_declaring(s.port, &[], json!({"elicitation": {}}));
+    let b_sid = initialize_declaring(s.port, &[], json!({"elicitation": {}}));
+    let ha = [("Mcp-Session-Id", a_sid.as_str())];
+    let hb = [("Mcp-Session-Id", b_sid.as_str())];
+    let mut run = open_post(s.port, &call, &ha);
+    let mut got = Vec::new();
+    let ask = event_with(&mut run, &mut got, "elicitation/create");
+    let accept =
+        json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"action": "accept"}}).to_string();
+    assert_eq!(post(s.port, &accept, &hb).status, 202);
+    let cancel =
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 5}})
+            .to_string();
+    assert_eq!(post(s.port, &cancel, &hb).status, 202);
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(!started.exists(), "another session's accept ran the script");
+    assert_eq!(post(s.port, &accept, &ha).status, 202);
+    assert_eq!(post(s.port, &accept, &ha).status, 202);
+    run.set_read_timeout(Some(Duration::from_secs(60)))
+        .expect("timeout");
+    run.read_to_end(&mut got)
+        .expect("the rest of the run's stream");
+    let ran = parse(&got).json();
+    assert_eq!(ran["id"], 5, "{ran}");
+    assert!(ran.to_string().contains("hi"), "{ran}");
+    assert!(started.exists());
+}
+
+/// Held: a DELETE while a call waits for its approval ends the call's
+/// stream at once, and an `accept` sent after is 404 and runs nothing.
+#[test]
+fn deleting_a_session_during_an_approval_ends_the_call_and_runs_nothing() {
+    let s = start("127.0.0.1:0", &["--http-allow-run"], &[]);
+    let started = s._dir.path().join("started");
+    let sid = initialize_declaring(s.port, &[], json!({"elicitation": {}}));
+    let h = [("Mcp-Session-Id", sid.as_str())];
+    let mut run = open_post(s.port, &hi_run(&started), &h);
+    let mut got = Vec::new();
+    let ask = event_with(&mut run, &mut got, "elicitation/create");
+    let gone = raw(
+        s.port,
+        format!(
+            "DELETE /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nMcp-Session-Id: {sid}\r\n\r\n"
+        )
+        .as_bytes(),
+    );
+    assert!(gone.status < 300, "{gone:?}");
+    run.set_read_timeout(Some(Duration::from_secs(30)))
+        .expect("timeout");
+    run.read_to_end(&mut got).expect("the call's stream ends");
+    let accept =
+        json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"action": "accept"}}).to_string();
+    let late = post(s.port, &accept, &h);
+    assert_eq!(late.status, 404, "{late:?}");
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(!started.exists(), "a deleted session's call ran");
+}
+
+/// Held: the cap of 1,024 sessions frees as sessions are deleted.
+#[test]
+fn the_session_cap_frees_when_a_session_is_deleted() {
+    let s = start("127.0.0.1:0", &[], &[]);
+    let mut ids = Vec::new();
+    loop {
+        let a = post(s.port, &init_body(1), &[]);
+        if a.status != 200 {
+            assert_eq!(a.status, 503, "{a:?}");
+            assert!(a.body.contains("HTTP-008"), "{a:?}");
+            break;
+        }
+        ids.push(a.header("mcp-session-id").expect("a session id").to_owned());
+        assert!(ids.len() <= 1_024, "a session past the cap opened");
+    }
+    assert_eq!(ids.len(), 1_024);
+    for sid in &ids[..2] {
+        let gone = raw(
+            s.port,
+            format!(
+                "DELETE /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nMcp-Session-Id: {sid}\r\n\r\n"
+            )
+            .as_bytes(),
+        );
+        assert!(gone.status < 300, "{gone:?}");
+    }
+    for _ in 0..2 {
+        let a = post(s.port, &init_body(1), &[]);
+        assert_eq!(a.status, 200, "{a:?}");
+    }
+    assert_eq!(post(s.port, &init_body(1), &[]).status, 503);
+}
