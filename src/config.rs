@@ -220,6 +220,28 @@ impl Config {
         )
     }
 
+    /// How long an HTTP session may sit untouched before it is closed, in
+    /// seconds (HTTP-008): [`HTTP_SESSION_IDLE_SECS`] unless
+    /// [`HTTP_SESSION_IDLE_VAR`] gives a whole number from 1 to
+    /// [`MAX_HTTP_SESSION_IDLE_SECS`]; anything else is refused as
+    /// [`Config::answer_budget`] refuses.
+    ///
+    /// [`HTTP_SESSION_IDLE_SECS`]: crate::limits::HTTP_SESSION_IDLE_SECS
+    /// [`HTTP_SESSION_IDLE_VAR`]: crate::limits::HTTP_SESSION_IDLE_VAR
+    /// [`MAX_HTTP_SESSION_IDLE_SECS`]: crate::limits::MAX_HTTP_SESSION_IDLE_SECS
+    pub(crate) fn http_session_idle(&self) -> (usize, Option<String>) {
+        use crate::limits::{
+            HTTP_SESSION_IDLE_SECS, HTTP_SESSION_IDLE_VAR, MAX_HTTP_SESSION_IDLE_SECS,
+        };
+        self.whole_number(
+            HTTP_SESSION_IDLE_VAR,
+            HTTP_SESSION_IDLE_SECS,
+            1..=MAX_HTTP_SESSION_IDLE_SECS,
+            "seconds",
+            "HTTP-008",
+        )
+    }
+
     /// A whole-number setting: `default` when `var` is unset or empty,
     /// its value when it is a whole number in `range`, else the default
     /// and why the value was refused (naming `rule`).

@@ -180,7 +180,16 @@ pub(crate) const MAX_HTTP_IN_FLIGHT: usize = 128;
 pub(crate) const MAX_HTTP_SESSIONS: usize = 1_024;
 
 /// A session no request has touched for this long is closed (HTTP-008).
-pub(crate) const HTTP_SESSION_IDLE_SECS: u64 = 300;
+pub(crate) const HTTP_SESSION_IDLE_SECS: usize = 300;
+
+/// The variable that sets another idle time than
+/// [`HTTP_SESSION_IDLE_SECS`] (HTTP-008): a team whose clients sit quiet
+/// for long may keep their sessions longer, and a test need not wait 300 s.
+pub(crate) const HTTP_SESSION_IDLE_VAR: &str = "SKILL_MCP_HTTP_SESSION_IDLE_SECS";
+
+/// The longest idle time [`HTTP_SESSION_IDLE_VAR`] may set: a day. Past
+/// it sessions nobody ends would hold their slots (of 1,024) for good.
+pub(crate) const MAX_HTTP_SESSION_IDLE_SECS: usize = 86_400;
 
 /// Open HTTP connections at once (HTTP-008): past it, new connections
 /// wait to be accepted.

@@ -336,3 +336,76 @@ fn the_session_cap_frees_when_a_session_is_deleted() {
     }
     assert_eq!(post(s.port, &init_body(1), &[]).status, 503);
 }
+
+/// Found by the attack of 2026-12-06: the idle time (HTTP-008) could only
+/// be seen in a unit test, 300 s being too long for one through HTTP.
+/// With `SKILL_MCP_HTTP_SESSION_IDLE_SECS=1` a session nobody touches is
+/// gone (404) within a few seconds, while one its client keeps using stays.
+#[test]
+fn a_session_nobody_touches_closes_after_the_owner_s_idle_time() {
+    let s = start(
+        "127.0.0.1:0",
+        &[],
+        &[("SKILL_MCP_HTTP_SESSION_IDLE_SECS", "1")],
+    );
+    let quiet = initialize(s.port, &[]);
+    let busy = initialize(s.port, &[]);
+    let ping = rpc(7, "ping", json!({}));
+    let deadline = Instant::now() + Duration::from_secs(4);
+    while Instant::now() < deadline {
+        let a = post(s.port, &ping, &[("Mcp-Session-Id", busy.as_str())]);
+        assert_eq!(a.status, 200, "a session in use was closed: {a:?}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let gone = post(s.port, &ping, &[("Mcp-Session-Id", quiet.as_str())]);
+    assert_eq!(
+        gone.status, 404,
+        "an idle session outlived 1 s by 4: {gone:?}"
+    );
+    let kept = post(s.port, &ping, &[("Mcp-Session-Id", busy.as_str())]);
+    assert_eq!(kept.status, 200, "{kept:?}");
+}
+
+/// An idle time out of range is a `problems` entry naming HTTP-008, and
+/// the default of 300 s holds (sessions stay open past a second).
+#[test]
+fn an_idle_time_out_of_range_is_a_setting_problem() {
+    for bad in ["0", "86401", "soon"] {
+        let s = start(
+            "127.0.0.1:0",
+            &[],
+            &[("SKILL_MCP_HTTP_SESSION_IDLE_SECS", bad)],
+        );
+        let session = initialize(s.port, &[]);
+        let h = [("Mcp-Session-Id", session.as_str())];
+        let list = post(
+            s.port,
+            &rpc(
+                2,
+                "tools/call",
+                json!({"name": "skill_list", "arguments": {}}),
+            ),
+            &h,
+        )
+        .json();
+        let problems = list["result"]["structuredContent"]["problems"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let p = problems
+            .iter()
+            .find(|p| p["path"] == "SKILL_MCP_HTTP_SESSION_IDLE_SECS")
+            .unwrap_or_else(|| panic!("{bad:?}: no problem in {list}"));
+        assert_eq!(p["reason"], "setting", "{p}");
+        let detail = p["detail"].as_str().unwrap_or("");
+        assert!(
+            detail.contains("HTTP-008") && detail.contains("300 seconds"),
+            "{detail}"
+        );
+        if bad == "0" {
+            std::thread::sleep(Duration::from_millis(1500));
+            let a = post(s.port, &rpc(3, "ping", json!({})), &h);
+            assert_eq!(a.status, 200, "the default idle time did not hold: {a:?}");
+        }
+    }
+}

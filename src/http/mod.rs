@@ -26,8 +26,8 @@ use tokio::sync::Semaphore;
 
 use crate::config::Config;
 use crate::limits::{
-    HTTP_READ_TIMEOUT_SECS, HTTP_SESSION_IDLE_SECS, HTTP_WRITE_TIMEOUT_SECS, MAX_HTTP_BODY_BYTES,
-    MAX_HTTP_CONNECTIONS, MAX_HTTP_HEAD_BYTES,
+    HTTP_READ_TIMEOUT_SECS, HTTP_WRITE_TIMEOUT_SECS, MAX_HTTP_BODY_BYTES, MAX_HTTP_CONNECTIONS,
+    MAX_HTTP_HEAD_BYTES,
 };
 use crate::reload::{self, Peers};
 use crate::server::{Elicit, SkillServer};
@@ -107,6 +107,7 @@ pub async fn serve(
         .local_addr()
         .map_err(|e| Failed::Bind(options.addr, e))?;
 
+    let idle = snapshot.http_session_idle;
     let peers = Arc::new(Peers::default());
     let mut server = SkillServer::new(snapshot).with_peers(Arc::clone(&peers));
     if options.allow_run {
@@ -116,7 +117,7 @@ pub async fn serve(
         server = server.without_run();
     }
     let live = server.live();
-    let sessions = Arc::new(Sessions::new(Duration::from_secs(HTTP_SESSION_IDLE_SECS)));
+    let sessions = Arc::new(Sessions::new(idle));
     sessions.expire_idle();
     let rmcp = StreamableHttpService::new(
         move || Ok(server.clone()),

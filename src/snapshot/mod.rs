@@ -27,8 +27,8 @@ use crate::echo::excerpt;
 use crate::grant::{self, Grant, Scripts};
 use crate::interpreters::Interpreters;
 use crate::limits::{
-    ANSWER_BUDGET_VAR, ELICIT_TIMEOUT_VAR, EMBEDDINGS_VAR, INSTRUCTIONS_INDEX_VAR,
-    MAX_SKILL_NAME_BYTES,
+    ANSWER_BUDGET_VAR, ELICIT_TIMEOUT_VAR, EMBEDDINGS_VAR, HTTP_SESSION_IDLE_VAR,
+    INSTRUCTIONS_INDEX_VAR, MAX_SKILL_NAME_BYTES,
 };
 use crate::problem::{Problem, Reason};
 use crate::skills_ext::SkillsView;
@@ -60,6 +60,9 @@ pub struct Snapshot {
     pub(crate) instructions_budget: usize,
     /// How long a run's approval is waited for (RUN-028).
     pub(crate) elicit_timeout: std::time::Duration,
+    /// How long an HTTP session may sit untouched (HTTP-008): read once,
+    /// when serving over HTTP starts.
+    pub(crate) http_session_idle: std::time::Duration,
     /// `skill_list`'s entries and their sizes, computed on first use.
     entries: OnceLock<pages::Entries>,
     /// `skill_list` with no arguments, serialized on first use.
@@ -107,6 +110,10 @@ impl Snapshot {
         if let Some(why) = refused {
             problems.push(Problem::new(ELICIT_TIMEOUT_VAR, Reason::Setting, why));
         }
+        let (idle_secs, refused) = config.http_session_idle();
+        if let Some(why) = refused {
+            problems.push(Problem::new(HTTP_SESSION_IDLE_VAR, Reason::Setting, why));
+        }
         let model = match config.var(EMBEDDINGS_VAR).filter(|v| !v.is_empty()) {
             None => None,
             Some(dir) => match crate::search::semantic::shared(std::path::Path::new(dir)) {
@@ -136,6 +143,7 @@ impl Snapshot {
             budget,
             instructions_budget,
             elicit_timeout: std::time::Duration::from_secs(elicit_secs as u64),
+            http_session_idle: std::time::Duration::from_secs(idle_secs as u64),
             entries: OnceLock::new(),
             first_list: OnceLock::new(),
             index: OnceLock::new(),
