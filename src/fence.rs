@@ -306,11 +306,16 @@ pub(crate) fn open(skill_dir: &Path, rel: &str) -> Result<Opened, FenceError> {
 /// by the descriptor itself, so nothing can change between check and use.
 /// `None` (a symlink on the way, nothing there, not a regular file, a
 /// kernel or sandbox without `openat2`) leaves the answer to the checked
-/// path, with its own errors, unchanged.
+/// path, with its own errors, unchanged. What is not a regular file by its
+/// `lstat` is never opened, as the checked path never opens it: opening a
+/// FIFO releases its writer, opening a device runs its driver.
 #[cfg(target_os = "linux")]
 fn open_plain(skill_dir: &Path, rel: &str) -> Option<Opened> {
     use nix::fcntl::{OFlag, OpenHow, ResolveFlag};
     let real = skill_dir.join(rel);
+    if !fs::symlink_metadata(&real).ok()?.file_type().is_file() {
+        return None;
+    }
     let how = OpenHow::new()
         .flags(
             OFlag::O_RDONLY
@@ -677,6 +682,10 @@ mod tests {
             })
         ));
         assert!(open_plain(&skill, "missing").is_none());
+        // A FIFO is not served in one step; that it is not even opened is
+        // seen from outside by tests/attack_fence_open.rs.
+        nix::unistd::mkfifo(&skill.join("pipe"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+        assert!(open_plain(&skill, "pipe").is_none());
         assert!(matches!(
             open(&skill, "missing"),
             Err(FenceError::NotFound { .. })
