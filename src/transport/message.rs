@@ -186,7 +186,7 @@ fn read_typed(text: &[u8]) -> Option<Incoming> {
     let id = client_id(&v, text).ok()?;
     // Unknown to rmcp, or typed and its params did not decode: the tree
     // says which.
-    let mut request = typed_request(&head.method, text)?;
+    let mut request = typed_request(&head.method, head.params.0.is_some(), text)?;
     // rmcp's own id type holds an i64 or a string; the caller replaces
     // this one with its own before rmcp sees it, as read_value does.
     request.id = rmcp::model::RequestId::Number(0);
@@ -437,6 +437,11 @@ fn not_json(text: &[u8], e: &serde_json::Error) -> Incoming {
 /// Implemented by each request type rmcp decodes: its method.
 trait Method {
     const METHOD: &'static str;
+    /// rmcp's params are an `Option` here, which serde turns into `None`
+    /// on any error inside them (a member given twice, say), where the
+    /// decode through a tree keeps the last: such a request with params is
+    /// left to [`read_value`].
+    const OPTIONAL_PARAMS: bool = false;
 }
 
 impl<M: ConstString, P> Method for rmcp::model::Request<M, P> {
@@ -445,6 +450,7 @@ impl<M: ConstString, P> Method for rmcp::model::Request<M, P> {
 
 impl<M: ConstString, P> Method for rmcp::model::RequestOptionalParam<M, P> {
     const METHOD: &'static str = M::VALUE;
+    const OPTIONAL_PARAMS: bool = true;
 }
 
 impl<M: ConstString> Method for rmcp::model::RequestNoParam<M> {
@@ -463,10 +469,14 @@ macro_rules! why_not_typed {
         #[allow(deprecated)]
         fn typed_request(
             method: &str,
+            with_params: bool,
             text: &[u8],
         ) -> Option<rmcp::model::JsonRpcRequest<ClientRequest>> {
             $(
                 if method == <rmcp::model::$t as Method>::METHOD {
+                    if with_params && <rmcp::model::$t as Method>::OPTIONAL_PARAMS {
+                        return None;
+                    }
                     let r: rmcp::model::JsonRpcRequest<rmcp::model::$t> =
                         serde_json::from_slice(text).ok()?;
                     return Some(rmcp::model::JsonRpcRequest {
@@ -577,19 +587,23 @@ mod tests {
                 r#"{{"id":"x-\u0041","method":"tools/call","jsonrpc":"2.0","params":{{"name":"skill_file","arguments":{{"name":"a","path":"SKILL.md"}},{meta}}}}}"#
             ),
             r#"{"jsonrpc":"2.0","id":-7,"method":"ping"}"#.to_owned(),
-            r#" {"jsonrpc":"2.0","id":9223372036854775807,"method":"tools/list","params":{}} "#
-                .to_owned(),
+            r#" {"jsonrpc":"2.0","id":9223372036854775807,"method":"tools/list"} "#.to_owned(),
             r#"{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#.to_owned(),
-            r#"{"jsonrpc":"2.0","id":3,"method":"resources/list","params":{"cursor":"abc"},"extra":[1,2.5e3]}"#.to_owned(),
+            r#"{"jsonrpc":"2.0","id":3,"method":"resources/list","extra":[1,2.5e3]}"#.to_owned(),
             r#"{"jsonrpc":"2.0","id":4,"method":"prompts/get","params":{"name":"a","arguments":{"k":"v"}}}"#.to_owned(),
             r#"{"jsonrpc":"2.0","id":5,"method":"prompts/list"}"#.to_owned(),
-            r#"{"jsonrpc":"2.0","id":6,"method":"resources/templates/list","params":{}}"#.to_owned(),
+            r#"{"jsonrpc":"2.0","id":6,"method":"resources/templates/list"}"#.to_owned(),
             r#"{"jsonrpc":"2.0","id":7,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"a"},"argument":{"name":"x","value":"y"}}}"#.to_owned(),
             r#"{"jsonrpc":"2.0","id":8,"method":"logging/setLevel","params":{"level":"info"}}"#.to_owned(),
             r#"{"jsonrpc":"2.0","id":9,"method":"resources/subscribe","params":{"uri":"skill://a/SKILL.md"}}"#.to_owned(),
             r#"{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"skill_run","arguments":{},"_meta":{"progressToken":3}}}"#.to_owned(),
         ];
         let passed_on = [
+            // Optional params: rmcp drops them whole on an error inside
+            // (a member twice), where the tree keeps the last.
+            r#"{"jsonrpc":"2.0","id":1,"method":"resources/list","params":{"cursor":"abc"}}"#.to_owned(),
+            r#"{"jsonrpc":"2.0","id":1,"method":"prompts/list","params":{"cursor":"z","cursor":"z"}}"#.to_owned(),
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}"#.to_owned(),
             r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#.to_owned(),
             r#"{"jsonrpc":"2.0","id":18446744073709551615,"method":"ping"}"#.to_owned(),
             r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":null}"#.to_owned(),
