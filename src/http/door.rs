@@ -369,11 +369,13 @@ impl Door {
 /// Methods the 2026-07-28 revision removed (SEP-2575): a request for one
 /// under that version's `MCP-Protocol-Version` header is HTTP 404 with
 /// -32601, as that revision says, rather than a lifecycle error (HTTP-011).
-const REMOVED_IN_2026: [&str; 4] = [
+const REMOVED_IN_2026: [&str; 5] = [
     "initialize",
     "logging/setLevel",
     "resources/subscribe",
     "resources/unsubscribe",
+    // rmcp serves no ping under 2026-07-28 and says only "ping".
+    "ping",
 ];
 
 fn removed_in_2026(headers: &http::HeaderMap, body: &[u8]) -> Option<Answer> {
