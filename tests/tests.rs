@@ -11,6 +11,7 @@ mod attack_issue27_30;
 mod attack_issue30_newcomer;
 mod attack_sessions;
 mod attack_transport;
+mod attack_wire_twice;
 mod boot_once;
 mod bounded_echo;
 mod caps_under_change;
