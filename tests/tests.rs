@@ -5,6 +5,7 @@
 
 mod common;
 
+mod attack_fence_open;
 mod attack_http;
 mod attack_issue26;
 mod attack_issue27_30;
