@@ -10,6 +10,7 @@ mod attack_http;
 mod attack_issue26;
 mod attack_issue27_30;
 mod attack_issue30_newcomer;
+mod attack_ping_2026;
 mod attack_sessions;
 mod attack_transport;
 mod attack_wire_twice;
