@@ -105,3 +105,54 @@ fn a_param_of_a_typed_method_twice_is_never_method_not_found_over_http() {
         );
     }
 }
+
+/// Found the same day, by comparing `read_typed` with `read_value` over
+/// generated requests: a list request whose params name `cursor` twice
+/// lost its params in the direct decode — rmcp's optional params are a
+/// flattened `Option`, which serde turns into `None` on any error, and a
+/// field given twice is one — where the decode through a `Value` (the
+/// last member counts) kept `cursor`. So over stdio, since `read_typed`,
+/// `resources/list` with `{"cursor":"zzz","cursor":"zzz"}` is served the
+/// first page (its `_meta`, a progress token say, dropped with it), where
+/// the same cursor given once is -32602 "invalid cursor", as it was for
+/// both before. ("No answer changes", says `read_typed`'s doc.) HTTP
+/// answers the first page too: rmcp decodes the raw body the same way.
+#[test]
+fn a_cursor_given_twice_is_not_dropped_over_stdio() {
+    let dir = skills();
+    let mut stdio = common::Raw::start(dir.path());
+    stdio.send(
+        &json!({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "attack", "version": "0"}}})
+        .to_string(),
+    );
+    stdio.answer_line();
+    stdio.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    for method in ["resources/list", "prompts/list"] {
+        let mut answers = Vec::new();
+        for params in [r#"{"cursor":"zzz"}"#, r#"{"cursor":"zzz","cursor":"zzz"}"#] {
+            stdio.send(&format!(
+                r#"{{"jsonrpc":"2.0","id":2,"method":"{method}","params":{params}}}"#
+            ));
+            let answer: Value = serde_json::from_str(
+                &stdio
+                    .line_within(Duration::from_secs(20))
+                    .expect("an answer"),
+            )
+            .expect("JSON");
+            answers.push(answer);
+        }
+        assert_eq!(
+            answers[0]["error"]["code"], -32602,
+            "{method}: {}",
+            answers[0]
+        );
+        assert_eq!(
+            kind(&answers[1]),
+            kind(&answers[0]),
+            "{method}: the cursor given twice was dropped: {}",
+            answers[1]
+        );
+    }
+}
