@@ -5,12 +5,15 @@
 
 mod common;
 
+mod attack_fence_open;
 mod attack_http;
 mod attack_issue26;
 mod attack_issue27_30;
 mod attack_issue30_newcomer;
+mod attack_ping_2026;
 mod attack_sessions;
 mod attack_transport;
+mod attack_wire_twice;
 mod boot_once;
 mod bounded_echo;
 mod caps_under_change;
