@@ -195,12 +195,16 @@ impl Door {
         if announced.is_some_and(|n| n > MAX_HTTP_BODY_BYTES as u64) {
             return too_large();
         }
-        let (parts, body) = req.into_parts();
+        let (mut parts, body) = req.into_parts();
         let bytes = match read_body(body).await {
             Ok(b) => b,
             Err(a) => return *a,
         };
-        let initialize = match message::read(&bytes) {
+        let (incoming, direct) = message::read_decoding(&bytes);
+        // The message as read here, written again for rmcp when it was not
+        // read as rmcp reads a body (HTTP-006): see below.
+        let mut again = None;
+        let initialize = match incoming {
             Incoming::Refuse(r) => {
                 // A removed method's params need not be that method's, so
                 // its refusal may come before its method is seen (HTTP-011);
@@ -221,7 +225,7 @@ impl Door {
                 tracing::info!("dropped {why}");
                 return text(StatusCode::ACCEPTED, String::new());
             }
-            Incoming::Request { id, message } => {
+            Incoming::Request { id, mut message } => {
                 if let ClientJsonRpcMessage::Request(req) = &*message
                     && REMOVED_IN_2026.contains(&req.request.method())
                     && let Some(a) = removed_in_2026(&parts.headers, &bytes)
@@ -262,9 +266,31 @@ impl Door {
                         id: rid,
                     });
                 }
-                is_initialize(&message)
+                let initialize = is_initialize(&message);
+                if !direct
+                    && let ClientJsonRpcMessage::Request(r) = &mut *message
+                    && let Ok(rid) = serde_json::from_str::<RequestId>(id.raw.get())
+                {
+                    r.id = rid;
+                    again = serde_json::to_vec(&*message).ok();
+                }
+                initialize
             }
-            Incoming::Notification { .. } | Incoming::Response(_) => false,
+            Incoming::Notification { message, .. } | Incoming::Response(message) => {
+                again = serde_json::to_vec(&*message).ok();
+                false
+            }
+        };
+        // A body read through a tree (a member given twice, say, whose last
+        // counts as on stdio) goes to rmcp as that tree's message, which
+        // rmcp's own decode of the body would refuse or read otherwise: the
+        // same message gets the same answer through either door.
+        let bytes = match again {
+            Some(text) => {
+                parts.headers.remove(header::CONTENT_LENGTH);
+                Bytes::from(text)
+            }
+            None => bytes,
         };
         if initialize {
             tracing::debug!("opening an HTTP session");

@@ -121,7 +121,20 @@ fn refuse(id: Option<Box<RawValue>>, code: i32, message: impl Into<String>) -> I
 /// ([`read_typed`]); anything else by [`read_value`], whose refusals and
 /// messages are the rules.
 pub fn read(text: &[u8]) -> Incoming {
-    read_typed(text).unwrap_or_else(|| read_value(text))
+    read_decoding(text).0
+}
+
+/// [`read`], and whether the message was decoded straight from its text
+/// as rmcp decodes it (`true`), or through a tree whose reading rmcp's
+/// may not share — a member given twice, say, where the tree keeps the
+/// last and rmcp refuses. The HTTP door, which hands rmcp the body, hands
+/// it the message written again from the tree in the second case, so both
+/// doors answer alike (HTTP-006).
+pub fn read_decoding(text: &[u8]) -> (Incoming, bool) {
+    match read_typed(text) {
+        Some(incoming) => (incoming, true),
+        None => (read_value(text), false),
+    }
 }
 
 /// A request's envelope, borrowed from its text: just what [`read_value`]
