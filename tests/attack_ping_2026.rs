@@ -6,10 +6,12 @@
 //! except before any lifecycle on stdio, where it answers it (WIRE-008).
 //! So the same request gets a result as the first line over stdio, and
 //! -32601 "ping" (HTTP 404) as a 2026-07-28 POST, and -32601 "ping" inside
-//! a 2025-11-25 session, where WIRE-008 says "everything passes (… a
-//! request with `_meta` is served in the session)". A client is told
+//! a 2025-11-25 session, where WIRE-008 said "everything passes (… a
+//! request with `_meta` is served in the session)". A client was told
 //! neither which rule refused it nor what to send instead, which HTTP-011
-//! gives every other method 2026-07-28 dropped.
+//! gives every other method 2026-07-28 dropped. Decided: 2026-07-28 has no
+//! ping (the official suite's sep-2575 404 case), so HTTP-011 now explains
+//! it over HTTP and WIRE-008 names the exception.
 
 use std::time::Duration;
 
@@ -36,8 +38,12 @@ fn served_or_explained(answer: &Value, door: &str) {
     );
 }
 
+/// WIRE-008's exception, as decided after the attack: inside a 2025-11-25
+/// session a `ping` whose `_meta` names 2026-07-28 is rmcp's -32601 under
+/// its id (that revision has no ping), while the same session's plain
+/// `ping` is served. Whatever the answer, it comes, under the right id.
 #[test]
-fn a_ping_with_2026_meta_in_a_2025_session_is_served_over_stdio() {
+fn a_ping_with_2026_meta_in_a_2025_session_is_refused_under_its_id_over_stdio() {
     let dir = skills();
     let mut s = common::Raw::start(dir.path());
     s.send(
@@ -55,11 +61,15 @@ fn a_ping_with_2026_meta_in_a_2025_session_is_served_over_stdio() {
     )
     .expect("JSON");
     assert_eq!(answer["id"], 2, "{answer}");
-    assert_eq!(
-        answer.get("result"),
-        Some(&json!({})),
-        "WIRE-008: in a session a request with _meta is served: {answer}"
-    );
+    assert_eq!(answer["error"]["code"], -32601, "WIRE-008: {answer}");
+    s.send(r#"{"jsonrpc":"2.0","id":3,"method":"ping"}"#);
+    let plain: Value = serde_json::from_str(
+        &s.line_within(Duration::from_secs(20))
+            .expect("an answer to the plain ping"),
+    )
+    .expect("JSON");
+    assert_eq!(plain["id"], 3, "{plain}");
+    assert_eq!(plain.get("result"), Some(&json!({})), "{plain}");
 }
 
 #[test]
