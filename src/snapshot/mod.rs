@@ -95,25 +95,21 @@ impl Snapshot {
         problems.extend(grant.problems(&catalog));
         let (skills_view, view_problems) = SkillsView::boot(&catalog);
         problems.extend(view_problems);
-        let (budget, refused) = config.answer_budget();
-        if let Some(why) = refused {
-            problems.push(Problem::new(ANSWER_BUDGET_VAR, Reason::Setting, why));
-        }
+        let budget = setting(&mut problems, ANSWER_BUDGET_VAR, config.answer_budget());
         if let Some(why) = config.watch_refusal() {
             problems.push(Problem::new("SKILL_MCP_WATCH", Reason::Setting, why));
         }
-        let (instructions_budget, refused) = config.instructions_budget();
-        if let Some(why) = refused {
-            problems.push(Problem::new(INSTRUCTIONS_INDEX_VAR, Reason::Setting, why));
-        }
-        let (elicit_secs, refused) = config.elicit_timeout();
-        if let Some(why) = refused {
-            problems.push(Problem::new(ELICIT_TIMEOUT_VAR, Reason::Setting, why));
-        }
-        let (idle_secs, refused) = config.http_session_idle();
-        if let Some(why) = refused {
-            problems.push(Problem::new(HTTP_SESSION_IDLE_VAR, Reason::Setting, why));
-        }
+        let instructions_budget = setting(
+            &mut problems,
+            INSTRUCTIONS_INDEX_VAR,
+            config.instructions_budget(),
+        );
+        let elicit_secs = setting(&mut problems, ELICIT_TIMEOUT_VAR, config.elicit_timeout());
+        let idle_secs = setting(
+            &mut problems,
+            HTTP_SESSION_IDLE_VAR,
+            config.http_session_idle(),
+        );
         let model = match config.var(EMBEDDINGS_VAR).filter(|v| !v.is_empty()) {
             None => None,
             Some(dir) => match crate::search::semantic::shared(std::path::Path::new(dir)) {
@@ -256,6 +252,15 @@ pub(crate) fn rfc3339(t: SystemTime) -> String {
         rem % 3600 / 60,
         rem % 60
     )
+}
+
+/// A setting's value; when its variable was refused, why, as a `problems`
+/// entry naming the variable (the default holds).
+fn setting<T>(problems: &mut Vec<Problem>, var: &str, (value, refused): (T, Option<String>)) -> T {
+    if let Some(why) = refused {
+        problems.push(Problem::new(var, Reason::Setting, why));
+    }
+    value
 }
 
 #[cfg(test)]
