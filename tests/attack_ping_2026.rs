@@ -45,15 +45,7 @@ fn served_or_explained(answer: &Value, door: &str) {
 #[test]
 fn a_ping_with_2026_meta_in_a_2025_session_is_refused_under_its_id_over_stdio() {
     let dir = skills();
-    let mut s = common::Raw::start(dir.path());
-    s.send(
-        &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {},
-            "clientInfo": {"name": "attack", "version": "0"}}})
-        .to_string(),
-    );
-    s.answer_line();
-    s.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    let mut s = common::Raw::in_session(dir.path());
     s.send(&ping_with_meta(2));
     let answer: Value = serde_json::from_str(
         &s.line_within(Duration::from_secs(20))

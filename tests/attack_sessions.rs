@@ -388,16 +388,11 @@ fn an_idle_time_out_of_range_is_a_setting_problem() {
             &h,
         )
         .json();
-        let problems = list["result"]["structuredContent"]["problems"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default();
-        let p = problems
-            .iter()
-            .find(|p| p["path"] == "SKILL_MCP_HTTP_SESSION_IDLE_SECS")
-            .unwrap_or_else(|| panic!("{bad:?}: no problem in {list}"));
-        assert_eq!(p["reason"], "setting", "{p}");
-        let detail = p["detail"].as_str().unwrap_or("");
+        let detail = common::setting_problem(
+            &list["result"]["structuredContent"],
+            "SKILL_MCP_HTTP_SESSION_IDLE_SECS",
+            bad,
+        );
         assert!(
             detail.contains("HTTP-008") && detail.contains("300 seconds"),
             "{detail}"

@@ -18,7 +18,7 @@ use std::time::Duration;
 use crate::common;
 
 use common::http::*;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 /// What a door answered, reduced to what must agree: the id as written
 /// and either "a result" or the error's code.
@@ -37,15 +37,7 @@ fn kind(answer: &Value) -> (Value, Result<(), i64>) {
 /// session, and returns both answers.
 fn both(lines: &[&str]) -> Vec<(String, Value, Answer)> {
     let dir = skills();
-    let mut stdio = common::Raw::start(dir.path());
-    stdio.send(
-        &json!({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {},
-            "clientInfo": {"name": "attack", "version": "0"}}})
-        .to_string(),
-    );
-    stdio.answer_line();
-    stdio.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    let mut stdio = common::Raw::in_session(dir.path());
     let s = start("127.0.0.1:0", &[], &[]);
     let session = initialize(s.port, &[]);
     let h = [("Mcp-Session-Id", session.as_str())];
@@ -120,15 +112,7 @@ fn a_param_of_a_typed_method_twice_is_never_method_not_found_over_http() {
 #[test]
 fn a_cursor_given_twice_is_not_dropped_over_stdio() {
     let dir = skills();
-    let mut stdio = common::Raw::start(dir.path());
-    stdio.send(
-        &json!({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {},
-            "clientInfo": {"name": "attack", "version": "0"}}})
-        .to_string(),
-    );
-    stdio.answer_line();
-    stdio.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    let mut stdio = common::Raw::in_session(dir.path());
     for method in ["resources/list", "prompts/list"] {
         let mut answers = Vec::new();
         for params in [r#"{"cursor":"zzz"}"#, r#"{"cursor":"zzz","cursor":"zzz"}"#] {

@@ -231,13 +231,8 @@ fn a_wait_out_of_range_is_a_setting_problem() {
         let (root, _) = tree();
         let mut s = session_waiting(root.path(), bad);
         let list = s.tool("skill_list", json!({}));
-        let problems = list["problems"].as_array().cloned().unwrap_or_default();
-        let p = problems
-            .iter()
-            .find(|p| p["path"] == "SKILL_MCP_ELICIT_TIMEOUT_SECS")
-            .unwrap_or_else(|| panic!("{bad:?}: no problem in {list}"));
-        assert_eq!(p["reason"], "setting", "{p}");
-        let detail = p["detail"].as_str().unwrap_or("");
+        let detail =
+            common::setting_problem(&list, "SKILL_MCP_ELICIT_TIMEOUT_SECS", &format!("{bad:?}"));
         assert!(
             detail.contains("RUN-028") && detail.contains("120 seconds"),
             "{detail}"

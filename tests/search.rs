@@ -335,16 +335,8 @@ fn the_owner_sets_what_the_handshake_may_spend_on_the_catalog() {
         let text = instructions_with(small.path(), &env);
         assert_eq!(text.matches("\n- ").count(), 5, "{bad}: {text}");
         let mut s = start(small.path(), &env);
-        let problems = s.tool("skill_list", json!({}))["problems"].clone();
-        let p = problems
-            .as_array()
-            .and_then(|ps| {
-                ps.iter()
-                    .find(|p| p["path"] == "SKILL_MCP_INSTRUCTIONS_CHARS")
-            })
-            .unwrap_or_else(|| panic!("{bad}: no problem for the setting in {problems}"));
-        assert_eq!(p["reason"], "setting", "{p}");
-        let message = p["detail"].as_str().unwrap_or_default();
+        let list = s.tool("skill_list", json!({}));
+        let message = common::setting_problem(&list, "SKILL_MCP_INSTRUCTIONS_CHARS", bad);
         assert!(
             message.contains("not a whole number from 0 to 200000"),
             "{message}"

@@ -265,6 +265,22 @@ impl Raw {
             }
         }
     }
+
+    /// The built server serving `skills`, in a 2025-11-25 session (its
+    /// `initialize` answered, `notifications/initialized` sent).
+    pub fn in_session(skills: &Path) -> Raw {
+        let mut raw = Raw::start(skills);
+        raw.send(
+            &json!({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
+                "protocolVersion": "2025-11-25", "capabilities": {},
+                "clientInfo": {"name": "tests", "version": "0"}}})
+            .to_string(),
+        );
+        let answer = raw.answer_line();
+        assert!(answer.contains(r#""serverInfo""#), "{answer}");
+        raw.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        raw
+    }
 }
 
 /// A skill `s` under `root` whose script `sleep.js` runs until it is
@@ -360,4 +376,16 @@ pub fn run_lines(mut cmd: Command, env: &[(&str, &str)], lines: &[&str]) -> std:
     }
     drop(stdin);
     child.wait_with_output().expect("server output")
+}
+
+/// The `detail` of the `setting` problem for `var` in a `skill_list`
+/// answer's structured content, failing (with `case` and the answer) when
+/// there is none or it is of another reason.
+pub fn setting_problem(list: &Value, var: &str, case: &str) -> String {
+    let p = list["problems"]
+        .as_array()
+        .and_then(|ps| ps.iter().find(|p| p["path"] == var))
+        .unwrap_or_else(|| panic!("{case}: no problem for {var} in {list}"));
+    assert_eq!(p["reason"], "setting", "{case}: {p}");
+    p["detail"].as_str().unwrap_or_default().to_owned()
 }
