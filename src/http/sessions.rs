@@ -569,6 +569,26 @@ mod tests {
         seen
     }
 
+    /// The session's standalone (GET) stream, as a GET opens it.
+    async fn standalone(
+        sessions: &Sessions,
+        id: &SessionId,
+    ) -> Pin<Box<dyn futures_core::Stream<Item = ServerSseMessage> + Send + Sync>> {
+        Box::pin(
+            sessions
+                .create_standalone_stream(id)
+                .await
+                .unwrap_or_else(|_| unreachable!()),
+        )
+    }
+
+    /// The service sends a notification of no request (`method`, no params).
+    async fn notify(t: &mut SessionTransport, method: &str) {
+        t.send(server(json!({"jsonrpc": "2.0", "method": method})))
+            .await
+            .unwrap_or_else(|_| unreachable!());
+    }
+
     fn ended(rx: &mut (impl futures_core::Stream<Item = ServerSseMessage> + Unpin)) -> bool {
         let waker = std::task::Waker::noop();
         let mut cx = Context::from_waker(waker);
@@ -632,12 +652,7 @@ mod tests {
                 .await
                 .unwrap_or_else(|_| unreachable!()),
         );
-        let mut get = Box::pin(
-            sessions
-                .create_standalone_stream(&id)
-                .await
-                .unwrap_or_else(|_| unreachable!()),
-        );
+        let mut get = standalone(&sessions, &id).await;
         drain(&mut call);
         drain(&mut other);
         let mut ask = server(json!({"jsonrpc": "2.0", "id": 0, "method": "ping"}));
@@ -659,11 +674,7 @@ mod tests {
         assert!(drain(&mut other).is_empty());
         assert!(drain(&mut get).is_empty());
         // A notification of no request goes to the standalone stream.
-        t.send(server(
-            json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}),
-        ))
-        .await
-        .unwrap_or_else(|_| unreachable!());
+        notify(&mut t, "notifications/tools/list_changed").await;
         let on_get = drain(&mut get);
         assert_eq!(on_get.len(), 1);
         assert_eq!(
@@ -679,33 +690,15 @@ mod tests {
             .create_session()
             .await
             .unwrap_or_else(|_| unreachable!());
-        let mut get = Box::pin(
-            sessions
-                .create_standalone_stream(&id)
-                .await
-                .unwrap_or_else(|_| unreachable!()),
-        );
+        let mut get = standalone(&sessions, &id).await;
         for _ in 0..STANDALONE * 3 {
-            t.send(server(
-                json!({"jsonrpc": "2.0", "method": "notifications/resources/list_changed"}),
-            ))
-            .await
-            .unwrap_or_else(|_| unreachable!());
+            notify(&mut t, "notifications/resources/list_changed").await;
         }
         assert_eq!(drain(&mut get).len(), STANDALONE);
         // A newer GET takes the stream; the older one ends.
-        let mut newer = Box::pin(
-            sessions
-                .create_standalone_stream(&id)
-                .await
-                .unwrap_or_else(|_| unreachable!()),
-        );
+        let mut newer = standalone(&sessions, &id).await;
         assert!(ended(&mut get));
-        t.send(server(
-            json!({"jsonrpc": "2.0", "method": "notifications/resources/list_changed"}),
-        ))
-        .await
-        .unwrap_or_else(|_| unreachable!());
+        notify(&mut t, "notifications/resources/list_changed").await;
         assert_eq!(drain(&mut newer).len(), 1);
     }
 
@@ -716,12 +709,7 @@ mod tests {
             .create_session()
             .await
             .unwrap_or_else(|_| unreachable!());
-        let mut get = Box::pin(
-            sessions
-                .create_standalone_stream(&id)
-                .await
-                .unwrap_or_else(|_| unreachable!()),
-        );
+        let mut get = standalone(&sessions, &id).await;
         for last in ["1/1", "0/1", "garbage", "-1", ""] {
             assert!(
                 matches!(
@@ -732,11 +720,7 @@ mod tests {
             );
         }
         assert!(!ended(&mut get), "a refused resume ends no stream");
-        t.send(server(
-            json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}),
-        ))
-        .await
-        .unwrap_or_else(|_| unreachable!());
+        notify(&mut t, "notifications/tools/list_changed").await;
         assert_eq!(drain(&mut get).len(), 1);
         let mut resumed = Box::pin(
             sessions
