@@ -134,10 +134,19 @@ impl Door {
             // GET (a session's stream) and DELETE (its end) carry no body
             // and no request: rmcp answers them as they are.
             let (parts, _) = req.into_parts();
-            return self
+            let delete = parts.method == Method::DELETE;
+            let mut answer = self
                 .rmcp
                 .handle(Request::from_parts(parts, Full::new(Bytes::new())))
                 .await;
+            // rmcp answers a session's end 202; the SDKs take 200 or 204
+            // (the Python SDK logs a failure on any other), and nothing is
+            // left pending: 204 (HTTP-008).
+            if delete && answer.status() == StatusCode::ACCEPTED {
+                *answer.status_mut() = StatusCode::NO_CONTENT;
+                *answer.body_mut() = Full::new(Bytes::new()).boxed();
+            }
+            return answer;
         }
         self.post(req).await
     }
