@@ -171,9 +171,44 @@ pub(crate) const DIGEST_SETTLE_SECS: u64 = 2;
 /// what bodies can cost (512 MiB at worst). rmcp's own default, too.
 pub(crate) const MAX_HTTP_BODY_BYTES: usize = 4 * 1024 * 1024;
 
-/// Requests in flight over HTTP across every client (spec HTTP-007); one
-/// session holds at most the stdio transport's 64 of them.
+/// Bytes of request bodies being read at once, across every client (spec
+/// HTTP-007). A body's bytes are counted as they arrive, so a client that
+/// sends a head and one chunk and then stalls holds only that chunk, and
+/// [`MAX_HTTP_CONNECTIONS`] bodies of [`MAX_HTTP_BODY_BYTES`] (8 GiB) can
+/// never be held at once: past this a body waits
+/// [`HTTP_BUDGET_WAIT_SECS`] for room, then is 503.
+pub(crate) const MAX_HTTP_BODIES_BYTES: usize = 64 * 1024 * 1024;
+
+/// Requests in flight over HTTP across every client (spec HTTP-007): read
+/// whole and being answered, until the last byte of the answer is handed
+/// to its connection. One session holds at most the stdio transport's 64
+/// of them. A body still arriving holds none, and neither does an answer
+/// waiting for its client to read it ([`MAX_HTTP_ANSWER_BYTES`] bounds
+/// those).
 pub(crate) const MAX_HTTP_IN_FLIGHT: usize = 128;
+
+/// Bytes of answers built and not yet taken by their clients (spec
+/// HTTP-015): a 4-file `skill_file` batch answers about 11 MiB, and a
+/// client that never reads it must not make the server hold one for each
+/// such client. Reserved before an answer is built, from an upper
+/// estimate of its size; the size built replaces the estimate; released
+/// as the connection's writes are flushed. Past it a request waits
+/// [`HTTP_BUDGET_WAIT_SECS`] for room, then is 503 with `Retry-After`.
+pub(crate) const MAX_HTTP_ANSWER_BYTES: usize = 128 * 1024 * 1024;
+
+/// How long a request waits for room in a byte budget
+/// ([`MAX_HTTP_BODIES_BYTES`], [`MAX_HTTP_ANSWER_BYTES`]) before it is
+/// refused with 503: room comes back as other clients take their answers
+/// or within [`HTTP_WRITE_TIMEOUT_SECS`] of the last byte they read.
+pub(crate) const HTTP_BUDGET_WAIT_SECS: u64 = 5;
+
+/// Streams held open at once over HTTP (spec HTTP-008, HTTP-012): a
+/// session's GET stream and every `subscriptions/listen`. They last as
+/// long as their clients listen, so they count toward neither
+/// [`MAX_HTTP_IN_FLIGHT`] nor a connection that can be closed for a new
+/// one; this cap keeps them, with the requests in flight, well under
+/// [`MAX_HTTP_CONNECTIONS`], so a fresh client always finds a connection.
+pub(crate) const MAX_HTTP_STREAMS: usize = 1_024;
 
 /// Open HTTP sessions at once (spec HTTP-008): an `initialize` past it is
 /// refused, so a flood of them costs a bounded amount of memory.
@@ -191,8 +226,13 @@ pub(crate) const HTTP_SESSION_IDLE_VAR: &str = "SKILL_MCP_HTTP_SESSION_IDLE_SECS
 /// it sessions nobody ends would hold their slots (of 1,024) for good.
 pub(crate) const MAX_HTTP_SESSION_IDLE_SECS: usize = 86_400;
 
-/// Open HTTP connections at once (HTTP-008): past it, new connections
-/// wait to be accepted.
+/// Open HTTP connections at once (HTTP-008). A new connection past it
+/// closes one that holds nothing a client waits on — idle between
+/// requests, never started, still sending its head or its body, or
+/// holding an answer its client does not read — the longest quiet first;
+/// requests in flight and streams are never closed for it, and at most
+/// [`MAX_HTTP_IN_FLIGHT`] + [`MAX_HTTP_STREAMS`] of them exist, so there
+/// is always one to close.
 pub(crate) const MAX_HTTP_CONNECTIONS: usize = 2_048;
 
 /// How long a client may take to send a request's headers, and then its
@@ -211,6 +251,16 @@ pub(crate) const MAX_HTTP_HEAD_BYTES: usize = 64 * 1024;
 /// Shortest bearer token accepted (HTTP-005): 16 bytes of a random token
 /// is past guessing; a shorter one is a password.
 pub(crate) const MIN_HTTP_TOKEN_BYTES: usize = 16;
+
+/// Longest bearer token accepted (HTTP-005): `openssl rand -hex 32` makes
+/// 64 bytes; a first line of 8 MiB is no token a client could send.
+pub(crate) const MAX_HTTP_TOKEN_BYTES: usize = 1_024;
+
+/// Most bytes read of a token file (HTTP-005): its first line and what an
+/// editor adds after it. The file is opened non-blocking and must be a
+/// regular file, so a FIFO cannot hang the start and `/dev/zero` is not
+/// read until memory runs out.
+pub(crate) const MAX_HTTP_TOKEN_FILE_BYTES: u64 = 4 * 1024;
 
 /// How long a confirmed `skill_run` waits for the human's answer to its
 /// elicitation (RUN-028): long enough to read a plan and decide, short

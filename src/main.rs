@@ -50,6 +50,10 @@ struct ServeArgs {
     /// Origin headers); loopback names and the bound address always pass.
     #[arg(long, value_name = "NAME", requires = "http")]
     http_allow_host: Vec<String>,
+    /// A browser origin (scheme://host[:port]) whose pages may call the
+    /// server: its requests pass the Origin check and get CORS answers.
+    #[arg(long, value_name = "ORIGIN", requires = "http", value_parser = skill_mcp::http::parse_origin)]
+    http_allow_origin: Vec<String>,
     /// Offer skill_run over HTTP (off by default: anyone who can reach the
     /// URL could run scripts).
     #[arg(long, requires = "http")]
@@ -66,11 +70,14 @@ impl ServeArgs {
     fn or(self, top: ServeArgs) -> ServeArgs {
         let mut allow_host = top.http_allow_host;
         allow_host.extend(self.http_allow_host);
+        let mut allow_origin = top.http_allow_origin;
+        allow_origin.extend(self.http_allow_origin);
         ServeArgs {
             watch: self.watch || top.watch,
             http: self.http.or(top.http),
             http_token_file: self.http_token_file.or(top.http_token_file),
             http_allow_host: allow_host,
+            http_allow_origin: allow_origin,
             http_allow_run: self.http_allow_run || top.http_allow_run,
             no_elicit: self.no_elicit || top.no_elicit,
         }
@@ -81,6 +88,7 @@ impl ServeArgs {
             || self.http.is_some()
             || self.http_token_file.is_some()
             || !self.http_allow_host.is_empty()
+            || !self.http_allow_origin.is_empty()
             || self.http_allow_run
             || self.no_elicit
     }
@@ -277,6 +285,7 @@ fn serve_blocking(mut config: Config, args: ServeArgs) -> ExitCode {
                     addr,
                     token,
                     allow_hosts: args.http_allow_host,
+                    allow_origins: args.http_allow_origin,
                     allow_run: args.http_allow_run,
                 }),
                 Err(e) => {

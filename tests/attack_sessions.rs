@@ -152,6 +152,10 @@ fn resuming_a_request_stream_ends_at_once_and_leaves_the_get_stream_open() {
         "garbage",
         "-1/-1",
         "99999999999999999999/1",
+        // Not ASCII: rmcp cannot read it and took it for no id at all,
+        // opening the stream anew and ending the client's (issue 40 §6).
+        "é",
+        "0\u{1F600}",
     ] {
         let mut again = open_get(s.port, &sid, Some(resumed));
         let text = to_end(&mut again, 30);

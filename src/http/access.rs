@@ -1,18 +1,19 @@
-//! Who may connect over HTTP (spec HTTP-003..HTTP-005): the `Host` and
-//! `Origin` a request names, checked against an allowlist against DNS
-//! rebinding, and the bearer token a non-loopback server requires. No I/O:
-//! the door asks, and answers what this says.
+//! Who may connect over HTTP (spec HTTP-003..HTTP-005, HTTP-017): the
+//! `Host` and `Origin` a request names, checked against an allowlist
+//! against DNS rebinding, the browser pages the owner named, and the
+//! bearer token a non-loopback server requires. No I/O but reading the
+//! token at start: the door asks, and answers what this says.
 
 use std::ffi::OsStr;
 use std::net::SocketAddr;
 use std::path::Path;
 
-use http::{HeaderMap, StatusCode, header};
+use http::{HeaderMap, StatusCode, Uri, header, request::Parts};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
 use crate::echo::excerpt;
-use crate::limits::MIN_HTTP_TOKEN_BYTES;
+use crate::limits::{MAX_HTTP_TOKEN_BYTES, MAX_HTTP_TOKEN_FILE_BYTES, MIN_HTTP_TOKEN_BYTES};
 
 /// The variable a bearer token may come from (HTTP-005).
 pub const TOKEN_VAR: &str = "SKILL_MCP_HTTP_TOKEN";
@@ -29,6 +30,10 @@ pub(crate) struct Refused {
 pub(crate) struct Access {
     /// Host names (lowercase, IPv6 without brackets) a request may name.
     hosts: Vec<String>,
+    /// Browser origins the owner named (`--http-allow-origin`), as
+    /// [`origin`] writes them: their pages may call the server, and get
+    /// CORS answers (HTTP-017).
+    origins: Vec<String>,
     /// The token's SHA-256: comparing digests in constant time leaks
     /// neither the token's bytes nor its length.
     token: Option<[u8; 32]>,
@@ -37,7 +42,12 @@ pub(crate) struct Access {
 impl Access {
     /// Loopback names and the bound address (unless it is a wildcard),
     /// plus the names the owner added (`--http-allow-host`).
-    pub(crate) fn new(bound: SocketAddr, extra: &[String], token: Option<&str>) -> Access {
+    pub(crate) fn new(
+        bound: SocketAddr,
+        extra: &[String],
+        origins: &[String],
+        token: Option<&str>,
+    ) -> Access {
         let mut hosts: Vec<String> = ["localhost", "127.0.0.1", "::1"]
             .into_iter()
             .map(str::to_owned)
@@ -48,10 +58,28 @@ impl Access {
         hosts.extend(extra.iter().map(|h| normalize(h)));
         let mut seen = std::collections::HashSet::new();
         hosts.retain(|h| seen.insert(h.clone()));
+        let mut origins: Vec<String> = origins.iter().filter_map(|o| origin(o)).collect();
+        origins.dedup();
         Access {
             hosts,
+            origins,
             token: token.map(digest),
         }
+    }
+
+    /// The origins the owner named, for the CORS layer (HTTP-017).
+    pub(crate) fn origins(&self) -> &[String] {
+        &self.origins
+    }
+
+    /// Whether the request comes from a page of an origin the owner named:
+    /// only those get CORS answers (HTTP-017).
+    pub(crate) fn sent_from_a_named_origin(&self, headers: &HeaderMap) -> bool {
+        headers
+            .get(header::ORIGIN)
+            .and_then(|o| o.to_str().ok())
+            .and_then(origin)
+            .is_some_and(|o| self.origins.contains(&o))
     }
 
     /// The names a request may give as its `Host`, for the log.
@@ -61,10 +89,48 @@ impl Access {
 
     /// Checks one request's headers: Host and Origin first (a browser
     /// tricked by DNS rebinding sends no token anyway), then the token.
+    #[cfg(test)]
     pub(crate) fn check(&self, headers: &HeaderMap) -> Result<(), Refused> {
         self.check_host(headers)?;
         self.check_origin(headers)?;
         self.check_token(headers)
+    }
+
+    /// Where a request comes from and which host it names: the target's
+    /// authority when it is in absolute form (RFC 9112 §3.2.2), the `Host`
+    /// header, the `Origin`, and a browser's `Sec-Fetch-Site`. Checked
+    /// before CORS and the token: a browser's preflight carries no token.
+    pub(crate) fn check_place(&self, parts: &Parts) -> Result<(), Refused> {
+        self.check_host(&parts.headers)?;
+        self.check_target(&parts.uri, &parts.headers)?;
+        self.check_origin(&parts.headers)?;
+        check_fetch_site(&parts.headers)
+    }
+
+    /// An absolute-form target (`POST http://host/mcp`) names the host a
+    /// server must use; one naming another host than `Host`, or a host
+    /// this server does not answer to, is refused (HTTP-014).
+    fn check_target(&self, uri: &Uri, headers: &HeaderMap) -> Result<(), Refused> {
+        let Some(target) = uri.authority() else {
+            return Ok(());
+        };
+        let named = normalize(target.host());
+        let host = headers
+            .get(header::HOST)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<http::uri::Authority>().ok());
+        let same =
+            host.is_some_and(|h| normalize(h.host()) == named && h.port_u16() == target.port_u16());
+        if !same || !self.allowed(&named) || target.as_str().contains('@') {
+            return Err(Refused {
+                status: StatusCode::BAD_REQUEST,
+                message: format!(
+                    "HTTP-014: the request target names the host {}, which is not the Host header's (or not                      one this server answers to); send the path alone (POST /mcp) with Host naming this server",
+                    excerpt(target.as_str())
+                ),
+            });
+        }
+        Ok(())
     }
 
     fn allowed(&self, host: &str) -> bool {
@@ -115,19 +181,24 @@ impl Access {
             .and_then(|o| o.parse::<http::Uri>().ok())
             .filter(|u| matches!(u.scheme_str(), Some("http" | "https")))
             .and_then(|u| u.host().map(normalize));
+        if self.sent_from_a_named_origin(headers) {
+            return Ok(());
+        }
         match host {
             Some(h) if self.allowed(&h) => Ok(()),
             _ => Err(forbidden(format!(
                 "HTTP-003: the Origin header {} is not a page of this server's own hosts ({}); a browser page \
                  from another site may not call it. If that page is yours, start the server with \
-                 --http-allow-host and its host name",
+                 --http-allow-origin and that origin (scheme://host:port)",
                 excerpt(&String::from_utf8_lossy(origin.as_bytes())),
                 self.hosts.join(", ")
             ))),
         }
     }
 
-    fn check_token(&self, headers: &HeaderMap) -> Result<(), Refused> {
+    /// The bearer token (HTTP-005), checked after the place and after a
+    /// CORS preflight is answered.
+    pub(crate) fn check_token(&self, headers: &HeaderMap) -> Result<(), Refused> {
         let Some(want) = &self.token else {
             return Ok(());
         };
@@ -155,6 +226,51 @@ impl Access {
     }
 }
 
+/// A browser says a request is `cross-site` in `Sec-Fetch-Site`; such a
+/// request without an `Origin` (a navigation, a form, an image) is no MCP
+/// client's and is refused. With an `Origin`, HTTP-003 and HTTP-017 decide;
+/// a client that is no browser sends neither (HTTP-014).
+fn check_fetch_site(headers: &HeaderMap) -> Result<(), Refused> {
+    let cross = headers
+        .get("sec-fetch-site")
+        .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"cross-site"));
+    if cross && !headers.contains_key(header::ORIGIN) {
+        return Err(forbidden(
+            "HTTP-014: a browser marked this request cross-site (Sec-Fetch-Site) and it names no Origin: a \
+             page of another site may not call this server. A page of yours calls it with fetch, which \
+             sends its Origin; start the server with --http-allow-origin and that origin"
+                .to_owned(),
+        ));
+    }
+    Ok(())
+}
+
+/// An origin as a browser sends it, written one way: `scheme://host` with
+/// the port when it is not the scheme's default, lowercase; `None` for
+/// anything but an http or https origin with no path (HTTP-017).
+pub(crate) fn origin(text: &str) -> Option<String> {
+    let uri = text.trim().parse::<Uri>().ok()?;
+    let scheme = uri.scheme_str()?.to_ascii_lowercase();
+    let default = match scheme.as_str() {
+        "http" => 80,
+        "https" => 443,
+        _ => return None,
+    };
+    let authority = uri.authority()?;
+    if authority.as_str().contains('@')
+        || uri
+            .path_and_query()
+            .is_some_and(|p| !matches!(p.as_str(), "" | "/"))
+    {
+        return None;
+    }
+    let host = authority.host().to_ascii_lowercase();
+    Some(match authority.port_u16() {
+        Some(p) if p != default => format!("{scheme}://{host}:{p}"),
+        _ => format!("{scheme}://{host}"),
+    })
+}
+
 fn digest(token: &str) -> [u8; 32] {
     Sha256::digest(token.as_bytes()).into()
 }
@@ -180,32 +296,39 @@ fn unauthorized(message: &str) -> Refused {
 }
 
 /// The bearer token, from `--http-token-file` or [`TOKEN_VAR`] (HTTP-005):
-/// `None` when neither is given; an error, said whole, when both are, the
-/// file cannot be read, or the token is shorter than
-/// [`MIN_HTTP_TOKEN_BYTES`]. A trailing newline in the file is not part of
-/// the token.
+/// `None` when neither is given; an error, said whole and naming where the
+/// token came from, when both are, the file cannot be read or is no
+/// regular file, or the token is not one a client can send. A trailing
+/// newline in the file is not part of the token.
 pub fn token(file: Option<&Path>, var: Option<&OsStr>) -> Result<Option<String>, String> {
-    let text = match (file, var) {
+    let (text, from) = match (file, var) {
         (None, None) => return Ok(None),
         (Some(_), Some(_)) => {
             return Err(format!(
                 "HTTP-005: a token is given both by --http-token-file and by {TOKEN_VAR}; give one"
             ));
         }
-        (Some(path), None) => std::fs::read_to_string(path).map_err(|e| {
-            format!(
-                "HTTP-005: cannot read the token file {}: {e}; give a readable file holding the token",
-                path.display()
-            )
-        })?,
-        (None, Some(v)) => v
-            .to_str()
-            .ok_or_else(|| format!("HTTP-005: {TOKEN_VAR} is not UTF-8; set it to the token"))?
-            .to_owned(),
+        (Some(path), None) => (
+            read_token_file(path)?,
+            format!("the first line of the token file {}", path.display()),
+        ),
+        (None, Some(v)) => (
+            v.to_str()
+                .ok_or_else(|| format!("HTTP-005: {TOKEN_VAR} is not UTF-8; set it to the token"))?
+                .to_owned(),
+            format!("the bearer token in {TOKEN_VAR}"),
+        ),
     };
     // The first line: what follows (a comment, a line an editor added) is
     // not the token; a trailing newline or CR is not part of it.
     let token = text.lines().next().unwrap_or("").trim_end_matches('\r');
+    if token.len() > MAX_HTTP_TOKEN_BYTES {
+        return Err(format!(
+            "HTTP-005: {from} is {} bytes long, past the {MAX_HTTP_TOKEN_BYTES} a client can send as a \
+             bearer token; make one with `openssl rand -hex 32`",
+            token.len()
+        ));
+    }
     // Printable ASCII only: a header carries nothing else as a token, so a
     // byte-order mark or an accented letter would start a server no client
     // could ever authenticate to.
@@ -216,13 +339,64 @@ pub fn token(file: Option<&Path>, var: Option<&OsStr>) -> Result<Option<String>,
             .map(|c| format!("; it holds U+{:04X}", u32::from(c)))
             .unwrap_or_default();
         return Err(format!(
-            "HTTP-005: the bearer token (the first line of the file) must be at least {MIN_HTTP_TOKEN_BYTES} \
-             printable ASCII characters with no spaces (this one is {} bytes{odd}); make one with \
-             `openssl rand -hex 32`",
+            "HTTP-005: {from} must be at least {MIN_HTTP_TOKEN_BYTES} printable ASCII characters with no \
+             spaces (it is {} bytes{odd}); make one with `openssl rand -hex 32`",
             token.len()
         ));
     }
     Ok(Some(token.to_owned()))
+}
+
+/// At most [`MAX_HTTP_TOKEN_FILE_BYTES`] of a regular file. Opened
+/// `O_NONBLOCK` and checked with `fstat` before a byte is read, as the
+/// model loader opens its files: a FIFO cannot hang the start, a device
+/// (`/dev/zero`) is refused rather than read until memory runs out, and a
+/// directory says so.
+fn read_token_file(path: &Path) -> Result<String, String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let cannot = |e: &dyn std::fmt::Display| {
+        format!(
+            "HTTP-005: cannot read the token file {}: {e}; give a readable file holding the token",
+            path.display()
+        )
+    };
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
+        .open(path)
+        .map_err(|e| cannot(&e))?;
+    let meta = f.metadata().map_err(|e| cannot(&e))?;
+    if !meta.is_file() {
+        let kind = if meta.is_dir() {
+            "a directory"
+        } else {
+            "not a regular file (a FIFO, socket or device)"
+        };
+        return Err(format!(
+            "HTTP-005: the token file {} is {kind}; give a regular file whose first line is the token",
+            path.display()
+        ));
+    }
+    let mut bytes = Vec::new();
+    f.take(MAX_HTTP_TOKEN_FILE_BYTES)
+        .read_to_end(&mut bytes)
+        .map_err(|e| cannot(&e))?;
+    let first = bytes.split(|&b| b == b'\n').next().unwrap_or(&[]);
+    if bytes.len() as u64 == MAX_HTTP_TOKEN_FILE_BYTES && first.len() == bytes.len() {
+        return Err(format!(
+            "HTTP-005: the first line of the token file {} is longer than {MAX_HTTP_TOKEN_FILE_BYTES} bytes, \
+             past any token a client can send; put the token alone on the first line (`openssl rand -hex 32`)",
+            path.display()
+        ));
+    }
+    String::from_utf8(first.to_vec()).map_err(|_| {
+        format!(
+            "HTTP-005: the first line of the token file {} is not UTF-8 text; put the token there as \
+             printable ASCII (`openssl rand -hex 32`)",
+            path.display()
+        )
+    })
 }
 
 #[cfg(test)]
@@ -238,7 +412,7 @@ mod tests {
     }
 
     fn loopback() -> Access {
-        Access::new("127.0.0.1:8080".parse().expect("addr"), &[], None)
+        Access::new("127.0.0.1:8080".parse().expect("addr"), &[], &[], None)
     }
 
     #[test]
@@ -260,6 +434,7 @@ mod tests {
         let a = Access::new(
             "0.0.0.0:80".parse().expect("addr"),
             &["Skills.Example".into()],
+            &[],
             None,
         );
         let ok = [
@@ -285,6 +460,7 @@ mod tests {
     fn the_token_is_required_and_compared() {
         let a = Access::new(
             "127.0.0.1:1".parse().expect("addr"),
+            &[],
             &[],
             Some("0123456789abcdef"),
         );

@@ -1,11 +1,14 @@
-//! One HTTP request, from its headers to rmcp's answer (spec HTTP-003..
-//! HTTP-009). Who may connect is asked of [`Access`]; the request then
-//! takes a slot (overall and in its session), its body is read bounded and
-//! read once by the stdio transport's own rules (`transport::message`), so
-//! what is not a JSON-RPC message is answered with the same JSON-RPC error
-//! as on stdio; only then does rmcp's `StreamableHttpService` see it. The
-//! slots are held by the answer's body until it has been sent whole: an
-//! SSE answer is in flight until its stream ends.
+//! One HTTP request, from its head to rmcp's answer (spec HTTP-003..
+//! HTTP-016). The head is screened ([`headers`]) and who may connect is
+//! asked of [`Access`]; the body is read bounded, its bytes counted against
+//! the bodies' budget as they arrive, and read once by the stdio
+//! transport's own rules (`transport::message`), so what is not a JSON-RPC
+//! message is answered with the same JSON-RPC error as on stdio. Only a
+//! request read whole takes a slot (overall and in its session, or a
+//! stream's) and room in the answer budget; then rmcp's
+//! `StreamableHttpService` sees it. The slots are held by the answer's body
+//! until its last byte is handed to the connection (an SSE answer until its
+//! stream ends); the answer's bytes until they are written.
 
 use std::collections::{HashMap, HashSet};
 use std::convert::Infallible;
@@ -14,10 +17,11 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
+use http::request::Parts;
 use http::{HeaderValue, Method, Request, Response, StatusCode, header};
 use http_body::{Body, Frame, SizeHint};
-use http_body_util::{BodyExt, Full, Limited, combinators::BoxBody};
+use http_body_util::{BodyExt, Full, combinators::BoxBody};
 use rmcp::model::{
     CancelledNotification, CancelledNotificationParam, ClientJsonRpcMessage, ClientNotification,
     ClientRequest, GetMeta, ProtocolVersion, RequestId,
@@ -29,10 +33,14 @@ use serde_json::value::RawValue;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::access::{Access, Refused};
+use super::budget::{Budget, answer_estimate};
+use super::connections::{Conn, Doing};
+use super::headers;
 use super::sessions::Sessions;
 use crate::echo::{EXCERPT_BYTES, excerpt};
 use crate::limits::{
-    HTTP_READ_TIMEOUT_SECS, MAX_HTTP_BODY_BYTES, MAX_HTTP_IN_FLIGHT, MAX_HTTP_SESSIONS,
+    HTTP_BUDGET_WAIT_SECS, HTTP_READ_TIMEOUT_SECS, MAX_HTTP_ANSWER_BYTES, MAX_HTTP_BODIES_BYTES,
+    MAX_HTTP_BODY_BYTES, MAX_HTTP_IN_FLIGHT, MAX_HTTP_SESSIONS, MAX_HTTP_STREAMS,
 };
 use crate::server::SkillServer;
 use crate::transport::ids::MAX_IN_FLIGHT;
@@ -46,6 +54,10 @@ pub(crate) type Answer = Response<BoxBody<Bytes, Infallible>>;
 
 type Rmcp = StreamableHttpService<SkillServer, Sessions>;
 
+/// The method of a 2026-07-28 subscription: a stream, not a request in
+/// flight (HTTP-012).
+const LISTEN: &str = "subscriptions/listen";
+
 /// The server's one door: shared by every connection.
 pub(crate) struct Door {
     pub(crate) access: Access,
@@ -54,7 +66,23 @@ pub(crate) struct Door {
     /// Whether `skill_run` is offered (HTTP-009).
     pub(crate) allow_run: bool,
     in_flight: Arc<Semaphore>,
+    streams: Arc<Semaphore>,
     per_session: InFlight,
+    bodies: Budget,
+    answers: Arc<Budget>,
+    /// The answer budget in characters (LIST-005): what an answer held to
+    /// it can be, for the answer's estimate (HTTP-015).
+    answer_chars: usize,
+}
+
+/// What an answer holds until it is sent: its request's slots, the
+/// request to cancel if the client goes away first, and its bytes' share
+/// of the answer budget.
+#[derive(Default)]
+struct Hold {
+    slots: Option<(OwnedSemaphorePermit, Option<SessionSlot>)>,
+    cancel: Option<CancelOnDrop>,
+    bytes: Option<OwnedSemaphorePermit>,
 }
 
 impl Door {
@@ -63,6 +91,7 @@ impl Door {
         rmcp: Rmcp,
         sessions: Arc<Sessions>,
         allow_run: bool,
+        answer_chars: usize,
     ) -> Door {
         Door {
             access,
@@ -70,156 +99,191 @@ impl Door {
             sessions,
             allow_run,
             in_flight: Arc::new(Semaphore::new(MAX_HTTP_IN_FLIGHT)),
+            streams: Arc::new(Semaphore::new(MAX_HTTP_STREAMS)),
             per_session: Arc::default(),
+            bodies: Budget::new(MAX_HTTP_BODIES_BYTES),
+            answers: Arc::new(Budget::new(MAX_HTTP_ANSWER_BYTES)),
+            answer_chars,
         }
     }
 
-    /// Answers one request; never fails (every refusal is an answer).
-    pub(crate) async fn handle<B>(&self, req: Request<B>) -> Answer
+    /// The head's checks that come before a browser's preflight is
+    /// answered: what the head is (HTTP-006, HTTP-014, HTTP-016) and where
+    /// the request comes from (HTTP-003, HTTP-014).
+    pub(crate) fn screen(&self, parts: &Parts) -> Result<(), Box<Answer>> {
+        if let Err(r) = headers::screen(parts) {
+            tracing::info!(status = %r.status, message = %r.message, "refused an HTTP request");
+            return Err(Box::new(text(r.status, r.message)));
+        }
+        self.access
+            .check_place(parts)
+            .map_err(|r| Box::new(refused(r)))
+    }
+
+    /// Answers one request; never fails (every refusal is an answer). The
+    /// answer's body tells `conn` when its last byte is handed over.
+    pub(crate) async fn handle<B>(&self, req: Request<B>, conn: &Arc<Conn>) -> Answer
     where
         B: Body<Data = Bytes> + Send + 'static,
-        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>> + Send,
     {
-        if let Err(r) = self.access.check(req.headers()) {
-            return refused(r);
+        conn.set(Doing::Body);
+        let (parts, body) = req.into_parts();
+        let (answer, hold) = match self.screen(&parts) {
+            Err(a) => (*a, Hold::default()),
+            Ok(()) => self.inside(parts, body, conn).await,
+        };
+        let (parts, body) = answer.into_parts();
+        let held = Held {
+            inner: body,
+            hold,
+            sent: 0,
+            answers: Arc::clone(&self.answers),
+            conn: Arc::clone(conn),
+            ended: false,
+        };
+        Response::from_parts(parts, BoxBody::new(held))
+    }
+
+    async fn inside<B>(&self, mut parts: Parts, body: B, conn: &Arc<Conn>) -> (Answer, Hold)
+    where
+        B: Body<Data = Bytes> + Send + 'static,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>> + Send,
+    {
+        let none = |a: Answer| (a, Hold::default());
+        if let Err(r) = self.access.check_token(&parts.headers) {
+            return none(refused(r));
         }
-        if req.uri().path() != PATH {
-            return text(
+        if parts.uri.path() != PATH {
+            return none(text(
                 StatusCode::NOT_FOUND,
                 format!(
                     "HTTP-001: nothing is served at {}; the MCP endpoint is {PATH}",
-                    excerpt(req.uri().path())
+                    excerpt(parts.uri.path())
                 ),
-            );
+            ));
         }
         // rmcp quotes MCP's own headers whole in its refusals; one longer
         // than an excerpt is refused here instead (HARD-005).
-        if let Some((name, value)) = req
-            .headers()
+        if let Some((name, value)) = parts
+            .headers
             .iter()
             .find(|(k, v)| k.as_str().starts_with("mcp-") && v.len() > EXCERPT_BYTES)
         {
-            return text(
+            return none(text(
                 StatusCode::BAD_REQUEST,
                 format!(
                     "HTTP-006: the {name} header is {} bytes long; no MCP header this server reads is longer \
                      than {EXCERPT_BYTES}",
                     value.len()
                 ),
-            );
+            ));
         }
         // A session id is visible ASCII (rmcp hands out UUIDs): one that is
         // not names no session, and rmcp, unable to read it, would treat
         // the request as sessionless and open a new session past the cap
         // the door counts (HTTP-008).
-        if let Some(v) = req.headers().get("mcp-session-id") {
+        if let Some(v) = parts.headers.get("mcp-session-id") {
             let known = match v.to_str() {
                 Ok(id) if !id.is_empty() && id.bytes().all(|b| b.is_ascii_graphic()) => {
                     // DELETE of a session that is gone is 404, as every other
                     // request naming it is (rmcp answers 202 to any).
-                    req.method() != Method::DELETE || self.sessions.is_open(id)
+                    parts.method != Method::DELETE || self.sessions.is_open(id)
                 }
                 _ => false,
             };
             if !known {
-                return text(
+                return none(text(
                     StatusCode::NOT_FOUND,
                     "HTTP-008: the Mcp-Session-Id header names no open session of this server; send \
                      initialize without one to open a new session"
                         .to_owned(),
-                );
+                ));
             }
         }
-        if req.method() != Method::POST {
-            // GET (a session's stream) and DELETE (its end) carry no body
-            // and no request: rmcp answers them as they are.
-            let (parts, _) = req.into_parts();
-            let delete = parts.method == Method::DELETE;
-            let mut answer = self
-                .rmcp
-                .handle(Request::from_parts(parts, Full::new(Bytes::new())))
-                .await;
-            // rmcp answers a session's end 202; the SDKs take 200 or 204
-            // (the Python SDK logs a failure on any other), and nothing is
-            // left pending: 204 (HTTP-008).
-            if delete && answer.status() == StatusCode::ACCEPTED {
-                *answer.status_mut() = StatusCode::NO_CONTENT;
-                *answer.body_mut() = Full::new(Bytes::new()).boxed();
+        match parts.method {
+            Method::POST => self.post(parts, body, conn).await,
+            Method::GET => {
+                // rmcp cannot read a Last-Event-ID that is not visible
+                // ASCII and would open the session's stream anew, ending
+                // the one its client holds: such an id is one this session
+                // never issued, and resumes nothing (HTTP-008).
+                if let Some(v) = parts.headers.get("last-event-id")
+                    && !v.as_bytes().iter().all(u8::is_ascii_graphic)
+                {
+                    parts
+                        .headers
+                        .insert("last-event-id", HeaderValue::from_static("not-issued"));
+                }
+                let Ok(stream) = Arc::clone(&self.streams).try_acquire_owned() else {
+                    return none(too_many_streams(None));
+                };
+                conn.set(Doing::Streaming);
+                let answer = self
+                    .rmcp
+                    .handle(Request::from_parts(parts, Full::new(Bytes::new())))
+                    .await;
+                let hold = Hold {
+                    slots: Some((stream, None)),
+                    ..Hold::default()
+                };
+                (answer, hold)
             }
-            return answer;
+            _ => {
+                // DELETE (a session's end) carries no body and no request:
+                // rmcp answers it as it is, and every other method 405.
+                conn.set(Doing::Working);
+                let delete = parts.method == Method::DELETE;
+                let mut answer = self
+                    .rmcp
+                    .handle(Request::from_parts(parts, Full::new(Bytes::new())))
+                    .await;
+                // rmcp answers a session's end 202; the SDKs take 200 or 204
+                // (the Python SDK logs a failure on any other), and nothing
+                // is left pending: 204 (HTTP-008).
+                if delete && answer.status() == StatusCode::ACCEPTED {
+                    *answer.status_mut() = StatusCode::NO_CONTENT;
+                    *answer.body_mut() = Full::new(Bytes::new()).boxed();
+                }
+                none(answer)
+            }
         }
-        self.post(req).await
     }
 
-    async fn post<B>(&self, req: Request<B>) -> Answer
+    async fn post<B>(&self, mut parts: Parts, body: B, conn: &Arc<Conn>) -> (Answer, Hold)
     where
         B: Body<Data = Bytes> + Send + 'static,
-        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>> + Send,
     {
-        // Slots first (HTTP-007), so bodies held at once are bounded too.
-        let Ok(overall) = Arc::clone(&self.in_flight).try_acquire_owned() else {
-            let mut a = jsonrpc_error(
-                StatusCode::SERVICE_UNAVAILABLE,
-                None,
-                -32000,
-                format!(
-                    "HTTP-007: {MAX_HTTP_IN_FLIGHT} requests are in flight on this server, its limit; \
-                     wait for an answer and send this again"
-                ),
-            );
-            a.headers_mut()
-                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
-            return a;
-        };
-        let session = req
-            .headers()
-            .get("mcp-session-id")
-            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
-        let session_id = session.clone();
-        let mut cancel = None;
-        let mut mine = match session {
-            None => None,
-            Some(id) => match SessionSlot::take(&self.per_session, id) {
-                Some(slot) => Some(slot),
-                None => {
-                    return jsonrpc_error(
-                        StatusCode::TOO_MANY_REQUESTS,
-                        None,
-                        -32000,
-                        format!(
-                            "HTTP-007: {MAX_IN_FLIGHT} requests of this session are in flight, its limit; \
-                             wait for an answer before sending more"
-                        ),
-                    );
-                }
-            },
-        };
+        let none = |a: Answer| (a, Hold::default());
         // A body announced over the limit is refused unread, so a client
         // that sent `Expect: 100-continue` need not send it at all.
-        let announced = req
-            .headers()
+        let announced = parts
+            .headers
             .get(header::CONTENT_LENGTH)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.parse::<u64>().ok());
         if announced.is_some_and(|n| n > MAX_HTTP_BODY_BYTES as u64) {
-            return too_large();
+            return none(too_large());
         }
-        let (mut parts, body) = req.into_parts();
-        let bytes = match read_body(body).await {
+        // The body first, holding no slot: a client whose body does not
+        // come holds only the bytes it sent (HTTP-007).
+        let (bytes, body_bytes) = match read_body(body, &self.bodies).await {
             Ok(b) => b,
-            Err(a) => return *a,
+            Err(a) => return none(*a),
         };
         let (incoming, direct) = message::read_decoding(&bytes);
         // The message as read here, written again for rmcp when it was not
         // read as rmcp reads a body (HTTP-006): see below.
         let mut again = None;
-        let initialize = match incoming {
+        let mut hold = Hold::default();
+        match incoming {
             Incoming::Refuse(r) => {
                 // A removed method's params need not be that method's, so
                 // its refusal may come before its method is seen (HTTP-011);
                 // the body is looked at again only on this path.
                 if let Some(a) = removed_in_2026(&parts.headers, &bytes) {
-                    return a;
+                    return none(a);
                 }
                 tracing::info!(code = r.code, message = %r.message, "refused an HTTP request");
                 // The rules are stdio's, whose messages are lines; here a
@@ -228,54 +292,63 @@ impl Door {
                     .message
                     .replace("the line is not JSON", "the request body is not JSON")
                     .replace("send one message per line", "send one message per request");
-                return jsonrpc_error(StatusCode::BAD_REQUEST, r.id.as_deref(), r.code, message);
+                return none(jsonrpc_error(
+                    StatusCode::BAD_REQUEST,
+                    r.id.as_deref(),
+                    r.code,
+                    message,
+                ));
             }
             Incoming::Drop(why) => {
                 tracing::info!("dropped {why}");
-                return text(StatusCode::ACCEPTED, String::new());
+                return none(text(StatusCode::ACCEPTED, String::new()));
             }
             Incoming::Request { id, mut message } => {
                 if let ClientJsonRpcMessage::Request(req) = &*message
                     && REMOVED_IN_2026.contains(&req.request.method())
                     && let Some(a) = removed_in_2026(&parts.headers, &bytes)
                 {
-                    return a;
+                    return none(a);
                 }
-                if let Err(a) = self
-                    .admit(&id, &message, parts.headers.contains_key("mcp-session-id"))
-                    .await
-                {
-                    return *a;
+                let session = parts
+                    .headers
+                    .get("mcp-session-id")
+                    .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+                if let Err(a) = self.admit(&id, &message, session.is_some()).await {
+                    return none(*a);
                 }
-                if let Some(slot) = &mut mine
-                    && !slot.claim(&id.key)
-                {
-                    return jsonrpc_error(
-                        StatusCode::BAD_REQUEST,
-                        Some(&id.raw),
-                        -32600,
-                        format!(
-                            "Invalid Request: HTTP-007: id {} is the id of a request of this session still in \
-                             flight; give each request an id of its own",
-                            // Bounded already: a longer id is refused (MAX_ID_BYTES).
-                            id.raw.get()
-                        ),
-                    );
+                let listen = matches!(&*message, ClientJsonRpcMessage::Request(r) if r.request.method() == LISTEN);
+                match self.slots(&id, session.as_deref(), listen) {
+                    Ok(slots) => hold.slots = Some(slots),
+                    Err(a) => return none(*a),
                 }
                 // A request of a session is cancelled if its answer is
                 // not sent whole (RUN-028: nobody can approve, or see, a
                 // run whose client went away). An id rmcp cannot carry
                 // was refused above.
-                if let Some(session) = &session_id
+                if let Some(session) = &session
                     && let Ok(rid) = serde_json::from_str::<RequestId>(id.raw.get())
                 {
-                    cancel = Some(CancelOnDrop {
+                    hold.cancel = Some(CancelOnDrop {
                         sessions: Arc::clone(&self.sessions),
                         session: session.as_str().into(),
                         id: rid,
                     });
                 }
-                let initialize = is_initialize(&message);
+                if listen {
+                    conn.set(Doing::Streaming);
+                } else {
+                    // Room for the answer before it is built (HTTP-015).
+                    let estimate = answer_estimate(&message, self.answer_chars);
+                    let Some(room) = self.answers.take(estimate).await else {
+                        return none(answers_full(&id));
+                    };
+                    hold.bytes = Some(room);
+                    conn.set(Doing::Working);
+                }
+                if is_initialize(&message) {
+                    tracing::debug!("opening an HTTP session");
+                }
                 if !direct
                     && let ClientJsonRpcMessage::Request(r) = &mut *message
                     && let Ok(rid) = serde_json::from_str::<RequestId>(id.raw.get())
@@ -283,13 +356,12 @@ impl Door {
                     r.id = rid;
                     again = serde_json::to_vec(&*message).ok();
                 }
-                initialize
             }
             Incoming::Notification { message, .. } | Incoming::Response(message) => {
+                conn.set(Doing::Working);
                 again = serde_json::to_vec(&*message).ok();
-                false
             }
-        };
+        }
         // A body read through a tree (a member given twice, say, whose last
         // counts as on stdio) goes to rmcp as that tree's message, which
         // rmcp's own decode of the body would refuse or read otherwise: the
@@ -301,20 +373,72 @@ impl Door {
             }
             None => bytes,
         };
-        if initialize {
-            tracing::debug!("opening an HTTP session");
-        }
         let answer = self
             .rmcp
             .handle(Request::from_parts(parts, Full::new(bytes)))
             .await;
-        let (parts, body) = answer.into_parts();
-        let body = Held {
-            inner: body,
-            slots: Some((overall, mine)),
-            cancel,
+        // rmcp has decoded the body by now.
+        drop(body_bytes);
+        (answer, hold)
+    }
+
+    /// A read request's slot: a stream's for a `subscriptions/listen`
+    /// (HTTP-012), else one of the server's requests in flight and one of
+    /// its session's, with its id claimed in the session (HTTP-007).
+    fn slots(
+        &self,
+        id: &ClientId,
+        session: Option<&str>,
+        listen: bool,
+    ) -> Result<(OwnedSemaphorePermit, Option<SessionSlot>), Box<Answer>> {
+        if listen {
+            return match Arc::clone(&self.streams).try_acquire_owned() {
+                Ok(stream) => Ok((stream, None)),
+                Err(_) => Err(Box::new(too_many_streams(Some(id)))),
+            };
+        }
+        let Ok(overall) = Arc::clone(&self.in_flight).try_acquire_owned() else {
+            let mut a = jsonrpc_error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                Some(&id.raw),
+                -32000,
+                format!(
+                    "HTTP-007: {MAX_HTTP_IN_FLIGHT} requests are in flight on this server, its limit; \
+                     wait for an answer and send this again"
+                ),
+            );
+            a.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+            return Err(Box::new(a));
         };
-        Response::from_parts(parts, BoxBody::new(body))
+        let Some(session) = session else {
+            return Ok((overall, None));
+        };
+        let Some(mut mine) = SessionSlot::take(&self.per_session, session.to_owned()) else {
+            return Err(Box::new(jsonrpc_error(
+                StatusCode::TOO_MANY_REQUESTS,
+                Some(&id.raw),
+                -32000,
+                format!(
+                    "HTTP-007: {MAX_IN_FLIGHT} requests of this session are in flight, its limit; \
+                     wait for an answer before sending more"
+                ),
+            )));
+        };
+        if !mine.claim(&id.key) {
+            return Err(Box::new(jsonrpc_error(
+                StatusCode::BAD_REQUEST,
+                Some(&id.raw),
+                -32600,
+                format!(
+                    "Invalid Request: HTTP-007: id {} is the id of a request of this session still in \
+                     flight; give each request an id of its own",
+                    // Bounded already: a longer id is refused (MAX_ID_BYTES).
+                    id.raw.get()
+                ),
+            )));
+        }
+        Ok((overall, Some(mine)))
     }
 
     /// What a request must pass before rmcp sees it: an id rmcp can carry
@@ -471,23 +595,54 @@ fn rmcp_holds(id: &ClientId) -> bool {
 }
 
 /// Reads a body of at most [`MAX_HTTP_BODY_BYTES`] within
-/// [`HTTP_READ_TIMEOUT_SECS`] (HTTP-006, HTTP-008).
-async fn read_body<B>(body: B) -> Result<Bytes, Box<Answer>>
+/// [`HTTP_READ_TIMEOUT_SECS`] (HTTP-006, HTTP-008), each chunk's bytes
+/// taken from the bodies' budget as it arrives (HTTP-007); they are held
+/// until rmcp has read the message.
+async fn read_body<B>(
+    body: B,
+    budget: &Budget,
+) -> Result<(Bytes, Option<OwnedSemaphorePermit>), Box<Answer>>
 where
     B: Body<Data = Bytes> + Send + 'static,
-    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>> + Send,
 {
-    let read = Limited::new(body, MAX_HTTP_BODY_BYTES).collect();
+    let read = async {
+        let mut body = std::pin::pin!(body);
+        let mut bytes = BytesMut::new();
+        let mut held: Option<OwnedSemaphorePermit> = None;
+        while let Some(frame) = body.frame().await {
+            let frame = frame.map_err(|e| {
+                let e: Box<dyn std::error::Error + Send + Sync> = e.into();
+                Box::new(text(
+                    StatusCode::BAD_REQUEST,
+                    format!(
+                        "HTTP-006: the request body could not be read: {}",
+                        excerpt(&e.to_string())
+                    ),
+                ))
+            })?;
+            let Ok(data) = frame.into_data() else {
+                continue;
+            };
+            if bytes.len() + data.len() > MAX_HTTP_BODY_BYTES {
+                return Err(Box::new(too_large()));
+            }
+            if data.is_empty() {
+                continue;
+            }
+            let Some(room) = budget.take(data.len()).await else {
+                return Err(Box::new(bodies_full()));
+            };
+            match &mut held {
+                Some(h) => h.merge(room),
+                None => held = Some(room),
+            }
+            bytes.extend_from_slice(&data);
+        }
+        Ok((bytes.freeze(), held))
+    };
     match tokio::time::timeout(Duration::from_secs(HTTP_READ_TIMEOUT_SECS), read).await {
-        Ok(Ok(collected)) => Ok(collected.to_bytes()),
-        Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => Err(Box::new(too_large())),
-        Ok(Err(e)) => Err(Box::new(text(
-            StatusCode::BAD_REQUEST,
-            format!(
-                "HTTP-006: the request body could not be read: {}",
-                excerpt(&e.to_string())
-            ),
-        ))),
+        Ok(read) => read,
         Err(_) => Err(Box::new(text(
             StatusCode::REQUEST_TIMEOUT,
             format!(
@@ -495,6 +650,54 @@ where
             ),
         ))),
     }
+}
+
+/// 503 with `Retry-After`, naming the budget that is full.
+fn busy(id: Option<&ClientId>, retry: &'static str, message: String) -> Answer {
+    let mut a = jsonrpc_error(
+        StatusCode::SERVICE_UNAVAILABLE,
+        id.map(|i| &*i.raw),
+        -32000,
+        message,
+    );
+    a.headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from_static(retry));
+    a
+}
+
+fn bodies_full() -> Answer {
+    busy(
+        None,
+        "5",
+        format!(
+            "HTTP-007: request bodies being read hold the server's {} MiB for them, and none was given back \
+             within {HTTP_BUDGET_WAIT_SECS} s; send this again shortly",
+            MAX_HTTP_BODIES_BYTES >> 20
+        ),
+    )
+}
+
+fn answers_full(id: &ClientId) -> Answer {
+    busy(
+        Some(id),
+        "5",
+        format!(
+            "HTTP-015: answers not yet read by their clients hold the server's {} MiB for them, and none \
+             was taken within {HTTP_BUDGET_WAIT_SECS} s; send this again shortly",
+            MAX_HTTP_ANSWER_BYTES >> 20
+        ),
+    )
+}
+
+fn too_many_streams(id: Option<&ClientId>) -> Answer {
+    busy(
+        id,
+        "10",
+        format!(
+            "HTTP-008: {MAX_HTTP_STREAMS} streams (GET streams and subscriptions/listen) are open on this \
+             server, its limit; close one, or open this one again later"
+        ),
+    )
 }
 
 fn too_large() -> Answer {
@@ -582,17 +785,18 @@ impl Drop for SessionSlot {
     }
 }
 
-/// An answer's body holding its request's slots until it is sent whole
-/// or the client goes away.
+/// An answer's body holding its request's [`Hold`] until its last byte is
+/// handed to the connection, or the client goes away; then it tells the
+/// connection, which gives the answer's bytes back once they are written
+/// (HTTP-007, HTTP-015).
 struct Held {
     inner: BoxBody<Bytes, Infallible>,
-    /// Freed when the body is dropped, or once its cancellation is handed
-    /// to rmcp: the id stays taken until then, so a request reusing it
-    /// cannot be the one cancelled.
-    slots: Option<(OwnedSemaphorePermit, Option<SessionSlot>)>,
-    /// Until the body has been sent whole: the request to cancel if it is
-    /// dropped before then (the client went away).
-    cancel: Option<CancelOnDrop>,
+    hold: Hold,
+    /// Bytes handed over so far.
+    sent: usize,
+    answers: Arc<Budget>,
+    conn: Arc<Conn>,
+    ended: bool,
 }
 
 /// A session's request, cancelled in rmcp when its answer's body is
@@ -605,9 +809,34 @@ struct CancelOnDrop {
     id: RequestId,
 }
 
+impl Held {
+    /// The last byte was handed over: the request is no longer in flight,
+    /// nothing is left to cancel, and the answer's bytes beyond what it
+    /// holds go back to the budget.
+    fn end(&mut self) {
+        if self.ended {
+            return;
+        }
+        self.ended = true;
+        self.hold.cancel = None;
+        self.hold.slots = None;
+        let mut bytes = self.hold.bytes.take();
+        if let Some(b) = &mut bytes
+            && b.num_permits() > self.sent
+        {
+            drop(b.split(b.num_permits() - self.sent));
+        }
+        self.conn.answer_handed_over(bytes);
+    }
+}
+
 impl Drop for Held {
     fn drop(&mut self) {
-        let Some(c) = self.cancel.take() else {
+        if self.inner.is_end_stream() {
+            // An empty answer, which hyper never polls: sent whole.
+            self.end();
+        }
+        let Some(c) = self.hold.cancel.take() else {
             return;
         };
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
@@ -619,7 +848,9 @@ impl Drop for Held {
                 Some("the client's connection closed before the answer was sent".to_owned()),
             )),
         ));
-        let slots = self.slots.take();
+        // The id stays taken until the cancellation is handed to rmcp, so
+        // a request reusing it cannot be the one cancelled.
+        let slots = self.hold.slots.take();
         runtime.spawn(async move {
             // A session already gone has nothing left to cancel.
             let _ = c.sessions.accept_message(&c.session, note).await;
@@ -637,10 +868,25 @@ impl Body for Held {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
         let polled = Pin::new(&mut self.inner).poll_frame(cx);
+        if let Poll::Ready(Some(Ok(frame))) = &polled
+            && let Some(data) = frame.data_ref()
+        {
+            self.sent += data.len();
+            // An answer built larger than its estimate counts what room
+            // there is; it exists already, and is sent all the same.
+            let sent = self.sent;
+            let answers = Arc::clone(&self.answers);
+            if let Some(b) = &mut self.hold.bytes
+                && sent > b.num_permits()
+                && let Some(more) = answers.try_take(sent - b.num_permits())
+            {
+                b.merge(more);
+            }
+        }
         if matches!(polled, Poll::Ready(None)) || self.inner.is_end_stream() {
-            // Sent whole (hyper may not poll a body past its last frame):
-            // nothing to cancel.
-            self.cancel = None;
+            // Handed over whole (hyper may not poll a body past its last
+            // frame).
+            self.end();
         }
         polled
     }
@@ -713,4 +959,177 @@ fn refused(r: Refused) -> Answer {
         );
     }
     a
+}
+
+#[cfg(test)]
+mod tests {
+    //! The in-flight caps (HTTP-007) at the door itself: a request is in
+    //! flight until the last byte of its answer is handed to its
+    //! connection, which a test holds back by not polling the answer. From
+    //! outside, no request of this server stays in rmcp's hands long
+    //! enough (a run is one at a time, RUN-011) to fill 128 slots.
+
+    use std::collections::BTreeMap;
+    use std::ffi::OsString;
+    use std::path::{Path, PathBuf};
+
+    use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
+    use serde_json::{Value, json};
+
+    use super::super::connections::Connections;
+    use super::*;
+    use crate::config::Config;
+    use crate::snapshot::Snapshot;
+
+    fn door(root: &Path) -> Arc<Door> {
+        let mut env = BTreeMap::new();
+        env.insert(OsString::from("SKILLS_DIR"), root.as_os_str().to_owned());
+        let snapshot = Snapshot::boot(Config::from_env(env, Path::new("/"), PathBuf::from("/x")));
+        let chars = snapshot.budget;
+        let server = SkillServer::new(snapshot).without_run();
+        let sessions = Arc::new(Sessions::new(Duration::from_secs(300)));
+        let rmcp = StreamableHttpService::new(
+            move || Ok(server.clone()),
+            Arc::clone(&sessions),
+            StreamableHttpServerConfig::default()
+                .disable_allowed_hosts()
+                .disable_allowed_origins()
+                .with_json_response(true),
+        );
+        let access = Access::new(
+            "127.0.0.1:1".parse().unwrap_or_else(|e| panic!("{e}")),
+            &[],
+            &[],
+            None,
+        );
+        Arc::new(Door::new(access, rmcp, sessions, false, chars))
+    }
+
+    fn request(body: Value, extra: &[(&str, &str)]) -> Request<Full<Bytes>> {
+        let mut b = Request::builder()
+            .method(Method::POST)
+            .uri("/mcp")
+            .header("host", "127.0.0.1:1")
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream");
+        for (k, v) in extra {
+            b = b.header(*k, *v);
+        }
+        b.body(Full::new(Bytes::from(body.to_string())))
+            .unwrap_or_else(|e| panic!("a request: {e}"))
+    }
+
+    fn stateless(id: u64) -> Request<Full<Bytes>> {
+        request(
+            json!({"jsonrpc": "2.0", "id": id, "method": "tools/list", "params": {"_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {}}}}),
+            &[
+                ("mcp-protocol-version", "2026-07-28"),
+                ("mcp-method", "tools/list"),
+            ],
+        )
+    }
+
+    async fn whole(a: Answer) -> String {
+        let bytes = a
+            .into_body()
+            .collect()
+            .await
+            .unwrap_or_else(|e| match e {})
+            .to_bytes();
+        String::from_utf8_lossy(&bytes).into_owned()
+    }
+
+    #[tokio::test]
+    async fn the_server_holds_at_most_128_requests_until_their_answers_are_handed_over() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let d = door(dir.path());
+        let conns = Arc::new(Connections::default());
+        let conn = conns.open().unwrap_or_else(|| panic!("room"));
+        let mut held = Vec::new();
+        for id in 0..MAX_HTTP_IN_FLIGHT as u64 {
+            let a = d.handle(stateless(id), &conn.conn).await;
+            assert_eq!(a.status(), StatusCode::OK);
+            held.push(a);
+        }
+        let refused = d.handle(stateless(999), &conn.conn).await;
+        assert_eq!(refused.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(
+            refused.headers().get(header::RETRY_AFTER),
+            Some(&HeaderValue::from_static("1"))
+        );
+        let text = whole(refused).await;
+        assert!(
+            text.contains("HTTP-007") && text.contains("\"id\":999"),
+            "{text}"
+        );
+        // One answer handed over whole frees one slot.
+        let one = held.pop().unwrap_or_else(|| panic!("held"));
+        assert!(whole(one).await.contains("skill_list"));
+        let a = d.handle(stateless(1000), &conn.conn).await;
+        assert_eq!(a.status(), StatusCode::OK);
+        held.push(a);
+        assert_eq!(
+            d.handle(stateless(1001), &conn.conn).await.status(),
+            StatusCode::SERVICE_UNAVAILABLE
+        );
+        // Answers dropped unsent (the client went away) free theirs too.
+        drop(held);
+        assert_eq!(
+            d.handle(stateless(1002), &conn.conn).await.status(),
+            StatusCode::OK
+        );
+    }
+
+    #[tokio::test]
+    async fn a_session_holds_at_most_64_and_never_two_under_one_id() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let d = door(dir.path());
+        let conns = Arc::new(Connections::default());
+        let conn = conns.open().unwrap_or_else(|| panic!("room"));
+        let init = d
+            .handle(
+                request(
+                    json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                        "protocolVersion": "2025-11-25", "capabilities": {},
+                        "clientInfo": {"name": "t", "version": "0"}}}),
+                    &[],
+                ),
+                &conn.conn,
+            )
+            .await;
+        let sid = init
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_else(|| panic!("a session"))
+            .to_owned();
+        whole(init).await;
+        let h = [
+            ("mcp-session-id", sid.as_str()),
+            ("mcp-protocol-version", "2025-11-25"),
+        ];
+        let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        whole(d.handle(request(note, &h), &conn.conn).await).await;
+        let ping = |id: u64| request(json!({"jsonrpc": "2.0", "id": id, "method": "ping"}), &h);
+        let mut held = Vec::new();
+        for id in 1..=MAX_IN_FLIGHT as u64 {
+            let a = d.handle(ping(id), &conn.conn).await;
+            assert_eq!(a.status(), StatusCode::OK);
+            held.push(a);
+        }
+        let again = d.handle(ping(1), &conn.conn).await;
+        assert_eq!(again.status(), StatusCode::TOO_MANY_REQUESTS);
+        assert!(whole(again).await.contains("HTTP-007"));
+        // Below the session's cap, an id still in flight is refused.
+        let first = held.remove(0);
+        assert!(whole(first).await.contains("\"id\":1"));
+        let twice = d.handle(ping(2), &conn.conn).await;
+        assert_eq!(twice.status(), StatusCode::BAD_REQUEST);
+        assert!(whole(twice).await.contains("still in flight"));
+        let fresh = d.handle(ping(1), &conn.conn).await;
+        assert_eq!(fresh.status(), StatusCode::OK);
+        assert!(whole(fresh).await.contains("\"id\":1"));
+    }
 }

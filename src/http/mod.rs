@@ -10,7 +10,11 @@
 //! and a reload notifies each open session.
 
 pub mod access;
+mod budget;
+mod connections;
+mod cors;
 pub(crate) mod door;
+mod headers;
 mod sessions;
 
 use std::convert::Infallible;
@@ -22,7 +26,7 @@ use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::net::TcpListener;
-use tokio::sync::Semaphore;
+use tower::{Layer, ServiceExt};
 
 use crate::config::Config;
 use crate::limits::{
@@ -33,6 +37,7 @@ use crate::reload::{self, Peers};
 use crate::server::{Elicit, SkillServer};
 use crate::snapshot::Snapshot;
 use access::Access;
+use connections::{Connections, Doing, Watched};
 use door::Door;
 use sessions::Sessions;
 
@@ -46,6 +51,8 @@ pub struct Options {
     pub token: Option<String>,
     /// Names a request's `Host` or `Origin` may give beyond loopback's.
     pub allow_hosts: Vec<String>,
+    /// Browser origins whose pages may call the server (HTTP-017).
+    pub allow_origins: Vec<String>,
     /// Offer `skill_run` (HTTP-009).
     pub allow_run: bool,
 }
@@ -60,6 +67,17 @@ pub fn parse_addr(s: &str) -> Result<SocketAddr, String> {
         format!(
             "{s:?} is not an address to listen on; give IP:PORT (127.0.0.1:8080, [::1]:8080, 0.0.0.0:8080) or a \
              bare port for 127.0.0.1"
+        )
+    })
+}
+
+/// `--http-allow-origin ORIGIN`: `http://` or `https://` a host and an
+/// optional port, nothing after (HTTP-017).
+pub fn parse_origin(s: &str) -> Result<String, String> {
+    access::origin(s).ok_or_else(|| {
+        format!(
+            "{s:?} is not a browser origin; give scheme://host[:port] as the page's address bar shows it, \
+             e.g. https://app.example.com or http://localhost:5173"
         )
     })
 }
@@ -83,6 +101,12 @@ impl std::fmt::Display for Failed {
                 access::TOKEN_VAR,
                 addr.port()
             ),
+            Failed::Bind(addr, e) if e.kind() == std::io::ErrorKind::AddrInUse => write!(
+                f,
+                "HTTP-001: cannot listen on {addr}: another process holds that port; choose another one \
+                 (--http {}:PORT), or port 0 for a free one, which is printed once bound",
+                addr.ip()
+            ),
             Failed::Bind(addr, e) => write!(f, "HTTP-001: cannot listen on {addr}: {e}"),
         }
     }
@@ -100,6 +124,7 @@ pub async fn serve(
     if !options.addr.ip().is_loopback() && options.token.is_none() {
         return Err(Failed::NoToken(options.addr));
     }
+    raise_descriptor_limit();
     let listener = TcpListener::bind(options.addr)
         .await
         .map_err(|e| Failed::Bind(options.addr, e))?;
@@ -108,6 +133,7 @@ pub async fn serve(
         .map_err(|e| Failed::Bind(options.addr, e))?;
 
     let idle = snapshot.http_session_idle;
+    let answer_chars = snapshot.budget;
     let peers = Arc::new(Peers::default());
     let mut server = SkillServer::new(snapshot).with_peers(Arc::clone(&peers));
     if options.allow_run {
@@ -130,20 +156,43 @@ pub async fn serve(
             .with_json_response(true)
             .with_max_request_body_bytes(MAX_HTTP_BODY_BYTES),
     );
-    let access = Access::new(bound, &options.allow_hosts, options.token.as_deref());
-    tracing::info!(hosts = ?access.hosts(), token = options.token.is_some(), run = options.allow_run, "serving over HTTP");
-    let door = Arc::new(Door::new(access, rmcp, sessions, options.allow_run));
+    let access = Access::new(
+        bound,
+        &options.allow_hosts,
+        &options.allow_origins,
+        options.token.as_deref(),
+    );
+    tracing::info!(hosts = ?access.hosts(), origins = ?access.origins(), token = options.token.is_some(), run = options.allow_run, "serving over HTTP");
+    let cors = cors::layer(access.origins());
+    let door = Arc::new(Door::new(
+        access,
+        rmcp,
+        sessions,
+        options.allow_run,
+        answer_chars,
+    ));
     let _reloader = reload::start(live, config, peers, watch, hangups);
     // Said whatever the log level: it is what a client connects to.
     eprintln!("skill-mcp: listening on http://{bound}{}", door::PATH);
+    if !bound.ip().is_loopback() && options.allow_hosts.is_empty() {
+        // A teammate's client names this machine in its Host header, which
+        // only loopback names (and a bound address that is no wildcard)
+        // pass until the owner allows it (HTTP-018).
+        eprintln!(
+            "skill-mcp: teammates' requests will be refused (403, Host not allowed) unless they name {}; \
+             start with --http-allow-host NAME for each name they reach this machine by",
+            if bound.ip().is_unspecified() {
+                "localhost".to_owned()
+            } else {
+                bound.ip().to_string()
+            }
+        );
+    }
 
-    let connections = Arc::new(Semaphore::new(MAX_HTTP_CONNECTIONS));
+    let connections = Arc::new(Connections::default());
     let ended = ended();
     tokio::pin!(ended);
     loop {
-        let Ok(slot) = Arc::clone(&connections).acquire_owned().await else {
-            break;
-        };
         let accepted = tokio::select! {
             a = listener.accept() => a,
             () = &mut ended => break,
@@ -163,29 +212,84 @@ pub async fn serve(
         if let Err(e) = stream.set_nodelay(true) {
             tracing::debug!(error = %e, "could not set TCP_NODELAY");
         }
+        // At the cap, a quiet connection is closed for this one (HTTP-008).
+        let Some(registered) = connections.open() else {
+            tracing::warn!("every connection is answering or streaming: a new one was closed");
+            continue;
+        };
         // A write that makes no progress for HTTP_WRITE_TIMEOUT_SECS ends
         // the connection (tokio-io-timeout; hyper has no write timeout).
         let mut stream = tokio_io_timeout::TimeoutStream::new(stream);
         stream.set_write_timeout(Some(Duration::from_secs(HTTP_WRITE_TIMEOUT_SECS)));
+        let io = TokioIo::new(Watched::new(Box::pin(stream), Arc::clone(&registered.conn)));
         let door = Arc::clone(&door);
+        let cors = cors.clone();
         tokio::spawn(async move {
-            let service = hyper::service::service_fn(move |req| {
+            let conn = Arc::clone(&registered.conn);
+            let service = hyper::service::service_fn(move |req: hyper::Request<_>| {
                 let door = Arc::clone(&door);
-                async move { Ok::<_, Infallible>(door.handle(req).await) }
+                let conn = Arc::clone(&conn);
+                let cors = cors.clone();
+                async move {
+                    match cors.filter(|_| door.access.sent_from_a_named_origin(req.headers())) {
+                        // A page of an origin the owner named: its preflight
+                        // is answered here, before the token (HTTP-017).
+                        Some(cors) => {
+                            let (parts, body) = req.into_parts();
+                            if let Err(a) = door.screen(&parts) {
+                                return Ok(*a);
+                            }
+                            conn.set(Doing::Nothing);
+                            cors.layer(cors::DoorService { door, conn })
+                                .oneshot(hyper::Request::from_parts(parts, body))
+                                .await
+                        }
+                        None => Ok::<_, Infallible>(door.handle(req, &conn).await),
+                    }
+                }
             });
             let served = http1::Builder::new()
                 .timer(TokioTimer::new())
                 .header_read_timeout(Duration::from_secs(HTTP_READ_TIMEOUT_SECS))
                 .max_buf_size(MAX_HTTP_HEAD_BYTES)
-                .serve_connection(TokioIo::new(Box::pin(stream)), service)
-                .await;
-            if let Err(e) = served {
-                tracing::debug!(error = %e, "an HTTP connection ended with an error");
+                .serve_connection(io, service);
+            tokio::select! {
+                served = served => if let Err(e) = served {
+                    tracing::debug!(error = %e, "an HTTP connection ended with an error");
+                },
+                () = registered.conn.closed() => {}
             }
-            drop(slot);
+            drop(registered);
         });
     }
     Ok(())
+}
+
+/// Room for [`MAX_HTTP_CONNECTIONS`] connections and the files reads
+/// open beside them (HTTP-008): under a soft limit of 1,024 descriptors, a
+/// common default, accepting would fail before the cap is reached and no
+/// quiet connection would be closed for a new one. Raised up to the hard
+/// limit; a hard limit below it is said once.
+fn raise_descriptor_limit() {
+    use nix::sys::resource::{Resource, getrlimit, setrlimit};
+    let want = 2 * MAX_HTTP_CONNECTIONS as u64 + 1_024;
+    let Ok((soft, hard)) = getrlimit(Resource::RLIMIT_NOFILE) else {
+        return;
+    };
+    if soft >= want {
+        return;
+    }
+    let to = want.min(hard);
+    if let Err(e) = setrlimit(Resource::RLIMIT_NOFILE, to, hard) {
+        tracing::warn!(error = %e, "could not raise the open-file limit");
+    }
+    if to < want {
+        tracing::warn!(
+            limit = to,
+            "the open-file limit is below what {MAX_HTTP_CONNECTIONS} connections need: past it new \
+             connections wait"
+        );
+    }
 }
 
 /// Resolves on SIGINT or SIGTERM: the server stops accepting and ends.

@@ -1,0 +1,142 @@
+//! The two byte budgets of the HTTP door (spec HTTP-007, HTTP-015): the
+//! bytes of request bodies being read, counted as they arrive, and the
+//! bytes of answers built and not yet taken by their clients, reserved
+//! before an answer is built. A count of requests alone bounds neither: a
+//! few clients that never read an 11 MiB answer would hold a gigabyte.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::model::{ClientJsonRpcMessage, ClientRequest};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+use crate::limits::{HTTP_BUDGET_WAIT_SECS, MAX_BATCH_BYTES, MAX_BATCH_PATHS, MAX_FILE_BYTES};
+use crate::run::MAX_STREAM_BYTES;
+
+/// A number of bytes that may be held at once, shared by every request.
+pub(crate) struct Budget {
+    bytes: Arc<Semaphore>,
+    total: usize,
+}
+
+impl Budget {
+    pub(crate) fn new(total: usize) -> Budget {
+        Budget {
+            bytes: Arc::new(Semaphore::new(total)),
+            total,
+        }
+    }
+
+    /// `n` bytes of it, waiting up to [`HTTP_BUDGET_WAIT_SECS`] for others
+    /// to give theirs back; `None` when they did not. More than the whole
+    /// budget is taken as the whole of it.
+    pub(crate) async fn take(&self, n: usize) -> Option<OwnedSemaphorePermit> {
+        self.take_within(n, Duration::from_secs(HTTP_BUDGET_WAIT_SECS))
+            .await
+    }
+
+    async fn take_within(&self, n: usize, wait: Duration) -> Option<OwnedSemaphorePermit> {
+        let n = u32::try_from(n.clamp(1, self.total)).unwrap_or(u32::MAX);
+        if let Ok(p) = Arc::clone(&self.bytes).try_acquire_many_owned(n) {
+            return Some(p);
+        }
+        let wait_for = Arc::clone(&self.bytes).acquire_many_owned(n);
+        tokio::time::timeout(wait, wait_for).await.ok()?.ok()
+    }
+
+    /// `n` more bytes if there is room now: an answer built larger than
+    /// its estimate is sent all the same (it exists already), and counts
+    /// what it can.
+    pub(crate) fn try_take(&self, n: usize) -> Option<OwnedSemaphorePermit> {
+        let n = u32::try_from(n.min(self.total)).ok()?;
+        Arc::clone(&self.bytes).try_acquire_many_owned(n).ok()
+    }
+
+    #[cfg(test)]
+    pub(crate) fn available(&self) -> usize {
+        self.bytes.available_permits()
+    }
+}
+
+/// Room for the JSON around a result's content, and for a small answer.
+const SLACK_BYTES: usize = 64 * 1024;
+
+/// An upper estimate of the bytes of a request's answer, taken from the
+/// answer budget before the answer is built (HTTP-015). A file's bytes
+/// appear twice in a tool result (its text block and `structuredContent`)
+/// and grow by a third in base64, or up to double in a JSON string of
+/// text, hence three times the content a request can ask for; an answer
+/// held to the answer budget (`skill_list`, the lists) is at most that
+/// many characters, written once or twice.
+pub(crate) fn answer_estimate(message: &ClientJsonRpcMessage, answer_chars: usize) -> usize {
+    let ClientJsonRpcMessage::Request(r) = message else {
+        return SLACK_BYTES;
+    };
+    let content = match &r.request {
+        ClientRequest::CallToolRequest(call) => match call.params.name.as_ref() {
+            "skill_file" => {
+                let args = call.params.arguments.as_ref();
+                let paths = args
+                    .and_then(|a| a.get("paths"))
+                    .and_then(|p| p.as_array())
+                    .map_or(1, |p| p.len().clamp(1, MAX_BATCH_PATHS));
+                (paths * MAX_FILE_BYTES).min(MAX_BATCH_BYTES)
+            }
+            // stdout and stderr, each bounded (RUN-010).
+            "skill_run" => 2 * MAX_STREAM_BYTES,
+            "skill_load" => MAX_FILE_BYTES.max(answer_chars),
+            _ => answer_chars,
+        },
+        ClientRequest::ReadResourceRequest(_)
+        | ClientRequest::GetPromptRequest(_)
+        | ClientRequest::GetSkillRequest(_) => MAX_FILE_BYTES,
+        ClientRequest::PingRequest(_)
+        | ClientRequest::InitializeRequest(_)
+        | ClientRequest::DiscoverRequest(_) => return SLACK_BYTES + answer_chars,
+        _ => answer_chars,
+    };
+    3 * content + SLACK_BYTES
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn message(v: serde_json::Value) -> ClientJsonRpcMessage {
+        serde_json::from_value(v).unwrap_or_else(|e| panic!("a client message: {e}"))
+    }
+
+    #[test]
+    fn a_batch_is_estimated_by_its_paths_and_capped_by_the_batch_limit() {
+        let call = |paths: serde_json::Value| {
+            message(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                "params": {"name": "skill_file", "arguments": {"name": "x", "paths": paths}}}))
+        };
+        let two = answer_estimate(&call(json!(["a", "b"])), 40_000);
+        let eight = answer_estimate(&call(json!(vec!["a"; 8])), 40_000);
+        assert_eq!(two, 3 * 2 * MAX_FILE_BYTES + SLACK_BYTES);
+        assert_eq!(eight, 3 * MAX_BATCH_BYTES + SLACK_BYTES);
+        let list = message(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}));
+        assert_eq!(answer_estimate(&list, 40_000), 3 * 40_000 + SLACK_BYTES);
+    }
+
+    #[tokio::test]
+    async fn a_budget_waits_then_refuses_and_comes_back() {
+        let b = Budget::new(10);
+        let held = b.take(8).await;
+        assert!(held.is_some());
+        assert!(b.try_take(3).is_none());
+        let short = Duration::from_millis(20);
+        assert!(
+            b.take_within(3, short).await.is_none(),
+            "no room within the wait"
+        );
+        drop(held);
+        assert_eq!(b.available(), 10);
+        assert!(
+            b.take(100).await.is_some(),
+            "more than the whole is the whole"
+        );
+    }
+}

@@ -1,0 +1,317 @@
+//! The open connections and what each one is doing (spec HTTP-008,
+//! HTTP-015). Two things are decided here: which connection a new one
+//! closes when [`MAX_HTTP_CONNECTIONS`] are open — one that holds nothing a
+//! client waits on, the longest quiet first — and when the bytes of an
+//! answer have left the process, so that its share of the answer budget
+//! comes back (the connection's writes are flushed).
+
+use std::collections::HashMap;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::task::{Context, Poll};
+use std::time::Instant;
+
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::sync::{Notify, OwnedSemaphorePermit};
+
+use crate::limits::MAX_HTTP_CONNECTIONS;
+
+/// What a connection is doing, in the order one is closed for a new one:
+/// the first three hold nothing a client is waiting on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[repr(u8)]
+pub(crate) enum Doing {
+    /// Accepted with no request yet, between requests, or still sending a
+    /// request's head (hyper's header timeout ends it after 30 s).
+    Nothing = 0,
+    /// A request whose body is still arriving.
+    Body = 1,
+    /// An answer built and handed to the connection, not yet taken whole
+    /// by its client.
+    Writing = 2,
+    /// A request being answered (in flight, HTTP-007): never closed for a
+    /// new connection.
+    Working = 3,
+    /// A GET stream or a `subscriptions/listen` (HTTP-008, HTTP-012):
+    /// never closed for a new connection.
+    Streaming = 4,
+}
+
+impl Doing {
+    fn from_u8(v: u8) -> Doing {
+        match v {
+            1 => Doing::Body,
+            2 => Doing::Writing,
+            3 => Doing::Working,
+            4 => Doing::Streaming,
+            _ => Doing::Nothing,
+        }
+    }
+}
+
+/// One open connection, shared by its task, its requests and its I/O.
+pub(crate) struct Conn {
+    doing: AtomicU8,
+    /// Milliseconds since the registry started, when `doing` last changed.
+    since: AtomicU64,
+    clock: Instant,
+    /// Told when the connection is to be closed for a new one.
+    closed: Notify,
+    /// The answer budget of what was handed to this connection and not yet
+    /// flushed (HTTP-015): dropped, and so given back, once the writes
+    /// after the answer's last byte are flushed, or with the connection.
+    unsent: Mutex<Unsent>,
+}
+
+#[derive(Default)]
+struct Unsent {
+    permit: Option<OwnedSemaphorePermit>,
+    /// The answer's last byte has been handed to the connection: the next
+    /// flush that completes has written it.
+    ended: bool,
+}
+
+impl Conn {
+    /// What the connection does now.
+    pub(crate) fn set(&self, doing: Doing) {
+        self.doing.store(doing as u8, Ordering::Relaxed);
+        self.since
+            .store(self.clock.elapsed().as_millis() as u64, Ordering::Relaxed);
+    }
+
+    pub(crate) fn doing(&self) -> Doing {
+        Doing::from_u8(self.doing.load(Ordering::Relaxed))
+    }
+
+    /// Resolves when the connection is to be closed for a new one.
+    pub(crate) async fn closed(&self) {
+        self.closed.notified().await;
+    }
+
+    /// The answer's last byte was handed over, holding `permit` of the
+    /// answer budget until it is written (HTTP-015).
+    pub(crate) fn answer_handed_over(&self, permit: Option<OwnedSemaphorePermit>) {
+        let mut u = lock(&self.unsent);
+        // An answer before it may still be queued (a client that pipelines
+        // its requests): both are given back at the flush after this one.
+        match (&mut u.permit, permit) {
+            (Some(held), Some(p)) => held.merge(p),
+            (held, p) => *held = held.take().or(p),
+        }
+        u.ended = true;
+        drop(u);
+        self.set(Doing::Writing);
+    }
+
+    /// hyper flushes only once everything it queued has been written: an
+    /// answer handed over before this flush has left the process.
+    fn flushed(&self) {
+        let mut u = lock(&self.unsent);
+        if !u.ended {
+            return;
+        }
+        u.ended = false;
+        let permit = u.permit.take();
+        drop(u);
+        drop(permit);
+        if self.doing() == Doing::Writing {
+            self.set(Doing::Nothing);
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // Nothing here panics while holding a lock, so a poisoned one is whole.
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Every open connection.
+pub(crate) struct Connections {
+    open: Mutex<HashMap<u64, Arc<Conn>>>,
+    next: AtomicU64,
+    clock: Instant,
+    cap: usize,
+}
+
+impl Default for Connections {
+    fn default() -> Self {
+        Connections::with_cap(MAX_HTTP_CONNECTIONS)
+    }
+}
+
+/// A connection's place in the registry, given up when dropped.
+pub(crate) struct Registered {
+    connections: Arc<Connections>,
+    id: u64,
+    pub(crate) conn: Arc<Conn>,
+}
+
+impl Drop for Registered {
+    fn drop(&mut self) {
+        lock(&self.connections.open).remove(&self.id);
+    }
+}
+
+impl Connections {
+    pub(crate) fn with_cap(cap: usize) -> Connections {
+        Connections {
+            open: Mutex::default(),
+            next: AtomicU64::new(0),
+            clock: Instant::now(),
+            cap,
+        }
+    }
+
+    /// Registers a new connection. At the cap, one that holds nothing a
+    /// client waits on is told to close first, the longest quiet of the
+    /// quietest kind (HTTP-008); `None` when every open connection is
+    /// working or streaming (the caps on those keep this from happening).
+    pub(crate) fn open(self: &Arc<Self>) -> Option<Registered> {
+        let mut open = lock(&self.open);
+        if open.len() >= self.cap {
+            let victim = open
+                .iter()
+                .filter(|(_, c)| c.doing() < Doing::Working)
+                .min_by_key(|(_, c)| (c.doing(), c.since.load(Ordering::Relaxed)))
+                .map(|(id, _)| *id)?;
+            if let Some(c) = open.remove(&victim) {
+                tracing::debug!(doing = ?c.doing(), "closing a quiet connection for a new one");
+                c.closed.notify_one();
+            }
+        }
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        let conn = Arc::new(Conn {
+            doing: AtomicU8::new(Doing::Nothing as u8),
+            since: AtomicU64::new(self.clock.elapsed().as_millis() as u64),
+            clock: self.clock,
+            closed: Notify::new(),
+            unsent: Mutex::default(),
+        });
+        open.insert(id, Arc::clone(&conn));
+        Some(Registered {
+            connections: Arc::clone(self),
+            id,
+            conn,
+        })
+    }
+
+    #[cfg(test)]
+    fn count(&self) -> usize {
+        lock(&self.open).len()
+    }
+}
+
+/// A connection's I/O, telling its [`Conn`] when a flush has completed.
+pub(crate) struct Watched<S> {
+    inner: S,
+    conn: Arc<Conn>,
+}
+
+impl<S> Watched<S> {
+    pub(crate) fn new(inner: S, conn: Arc<Conn>) -> Watched<S> {
+        Watched { inner, conn }
+    }
+}
+
+impl<S: AsyncRead + Unpin> AsyncRead for Watched<S> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_read(cx, buf)
+    }
+}
+
+impl<S: AsyncWrite + Unpin> AsyncWrite for Watched<S> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        let polled = Pin::new(&mut self.inner).poll_flush(cx);
+        if matches!(polled, Poll::Ready(Ok(()))) {
+            self.conn.flushed();
+        }
+        polled
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn at_the_cap_the_quietest_goes_first_and_working_ones_never() {
+        let c = Arc::new(Connections::with_cap(3));
+        let a = c.open().unwrap_or_else(|| panic!("room"));
+        let b = c.open().unwrap_or_else(|| panic!("room"));
+        let d = c.open().unwrap_or_else(|| panic!("room"));
+        a.conn.set(Doing::Working);
+        b.conn.set(Doing::Body);
+        d.conn.set(Doing::Nothing);
+        // d is idle: it goes before b, whose body is still arriving.
+        let e = c.open().unwrap_or_else(|| panic!("room"));
+        assert_eq!(c.count(), 3);
+        let waker = std::task::Waker::noop();
+        let mut cx = Context::from_waker(waker);
+        let mut told = std::pin::pin!(d.conn.closed());
+        assert!(
+            told.as_mut().poll(&mut cx).is_ready(),
+            "the idle one was told"
+        );
+        {
+            let mut not_told = std::pin::pin!(a.conn.closed());
+            assert!(not_told.as_mut().poll(&mut cx).is_pending());
+        }
+        e.conn.set(Doing::Streaming);
+        // Next: b (a body), then nothing is left to close.
+        let _f = c.open().unwrap_or_else(|| panic!("room"));
+        let mut told = std::pin::pin!(b.conn.closed());
+        assert!(told.as_mut().poll(&mut cx).is_ready());
+        _f.conn.set(Doing::Working);
+        assert!(
+            c.open().is_none(),
+            "only working and streaming ones are left"
+        );
+        drop(a);
+        assert!(c.open().is_some(), "a closed connection frees its place");
+    }
+
+    #[test]
+    fn an_answers_budget_comes_back_on_the_flush_after_it() {
+        let budget = Arc::new(tokio::sync::Semaphore::new(10));
+        let c = Arc::new(Connections::with_cap(4));
+        let r = c.open().unwrap_or_else(|| panic!("room"));
+        let permit = Arc::clone(&budget)
+            .try_acquire_many_owned(10)
+            .unwrap_or_else(|_| panic!("room in the budget"));
+        r.conn.answer_handed_over(Some(permit));
+        assert_eq!(r.conn.doing(), Doing::Writing);
+        assert_eq!(budget.available_permits(), 0);
+        r.conn.flushed();
+        assert_eq!(budget.available_permits(), 10);
+        assert_eq!(r.conn.doing(), Doing::Nothing);
+    }
+}
