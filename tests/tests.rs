@@ -16,6 +16,7 @@ mod attack_transport;
 mod attack_wire_twice;
 mod boot_once;
 mod bounded_echo;
+mod browser;
 mod caps_under_change;
 mod check_cli;
 mod claude_code;
