@@ -27,6 +27,7 @@ mod faults;
 mod hostile_clients;
 mod hostile_trees;
 mod http;
+mod http_clients;
 mod inspector;
 mod install_layout;
 mod large_catalog;
