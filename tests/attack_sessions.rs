@@ -126,8 +126,9 @@ fn reload(s: &Server, name: &str) {
 /// notifications went to a stream it holds as a request's resumption,
 /// where the answer it waits for never comes. Now a `Last-Event-ID` of a
 /// request's stream (whose request was cancelled when its connection
-/// closed, HTTP-009), or one the server never gave, is an empty stream that
-/// ends at once, and the GET stream stays open and keeps its notifications.
+/// closed, HTTP-009) is 405 (issue 40 §9), one the server never gave is an
+/// empty stream that ends at once, and the GET stream stays open and keeps
+/// its notifications.
 #[test]
 fn resuming_a_request_stream_ends_at_once_and_leaves_the_get_stream_open() {
     let s = start("127.0.0.1:0", &[], &[]);
@@ -146,12 +147,20 @@ fn resuming_a_request_stream_ends_at_once_and_leaves_the_get_stream_open() {
         .expect("an event id")
         .to_owned();
     assert!(last.contains('/'), "{ping:?}");
+    // A request's stream, issued: never resumed, and 405 says so, which
+    // both SDKs take as the end (tests/http_clients.rs).
+    for issued in [last.as_str(), "0/1"] {
+        let mut again = open_get(s.port, &sid, Some(issued));
+        let text = to_end(&mut again, 30);
+        assert!(text.starts_with("HTTP/1.1 405"), "{issued}: {text}");
+        assert!(text.contains("HTTP-008"), "{issued}: {text}");
+    }
+    // Ids never issued, whatever their bytes: an empty stream that ends.
     for resumed in [
-        last.as_str(),
-        "0/1",
         "garbage",
         "-1/-1",
         "99999999999999999999/1",
+        "1/999",
         // Not ASCII: rmcp cannot read it and took it for no id at all,
         // opening the stream anew and ending the client's (issue 40 §6).
         "é",

@@ -67,7 +67,7 @@ fn fixture(root: &Path) -> PathBuf {
 }
 
 /// The Python that has the MCP SDK (and so `jsonschema`).
-fn python() -> PathBuf {
+pub(crate) fn python() -> PathBuf {
     let python = std::env::var_os("SKILL_MCP_PYTHON")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/.venv/bin/python")));
@@ -80,7 +80,7 @@ fn python() -> PathBuf {
     python
 }
 
-fn client_script(script: &str) -> PathBuf {
+pub(crate) fn client_script(script: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/clients")
         .join(script)

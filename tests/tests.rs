@@ -28,6 +28,7 @@ mod faults;
 mod hostile_clients;
 mod hostile_trees;
 mod http;
+mod http_clients;
 mod http_door;
 mod inspector;
 mod install_layout;

@@ -204,6 +204,9 @@ impl Door {
         match parts.method {
             Method::POST => self.post(parts, body, conn).await,
             Method::GET => {
+                if let Some(a) = self.no_stream(&parts) {
+                    return none(a);
+                }
                 // rmcp cannot read a Last-Event-ID that is not visible
                 // ASCII and would open the session's stream anew, ending
                 // the one its client holds: such an id is one this session
@@ -248,6 +251,35 @@ impl Door {
                 none(answer)
             }
         }
+    }
+
+    /// A GET that can open no stream is 405, the Streamable HTTP answer
+    /// to one (HTTP-008): without a session there is no stream to open,
+    /// and a request's stream is never resumed. Both SDKs stop there; an
+    /// empty stream or a 400 made the Python SDK resume a cancelled call's
+    /// stream every 3 s for the session's life, and the TypeScript SDK
+    /// report errors after its own DELETE.
+    fn no_stream(&self, parts: &Parts) -> Option<Answer> {
+        let why = match parts.headers.get("mcp-session-id") {
+            None => {
+                "a GET opens the stream of a session: send initialize first and then GET with its \
+                     Mcp-Session-Id (a 2026-07-28 client listens with subscriptions/listen)"
+            }
+            Some(session) => {
+                let session = session.to_str().ok()?;
+                let last = parts.headers.get("last-event-id")?.to_str().ok()?;
+                if !self.sessions.opened_stream_of(session, last.trim()) {
+                    return None;
+                }
+                "a request's stream is never resumed: this server keeps no events, and the request \
+                 was answered or cancelled (a request whose connection closes is cancelled, HTTP-009); \
+                 send it again under a new id"
+            }
+        };
+        let mut a = text(StatusCode::METHOD_NOT_ALLOWED, format!("HTTP-008: {why}"));
+        a.headers_mut()
+            .insert(header::ALLOW, HeaderValue::from_static("POST, DELETE"));
+        Some(a)
     }
 
     async fn post<B>(&self, mut parts: Parts, body: B, conn: &Arc<Conn>) -> (Answer, Hold)

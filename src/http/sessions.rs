@@ -267,6 +267,25 @@ impl Sessions {
         self.read().contains_key(id)
     }
 
+    /// Whether `last_event_id` names an event of a request's stream this
+    /// session opened (`I/N`, N one of its streams). Such a stream is not
+    /// resumed — no events are kept, and its request was cancelled or
+    /// answered — so the door says so with 405 rather than an empty
+    /// stream, which a client takes as another break and resumes again
+    /// for ever (HTTP-008).
+    pub(crate) fn opened_stream_of(&self, id: &str, last_event_id: &str) -> bool {
+        let Some((event, stream)) = last_event_id.split_once('/') else {
+            return false;
+        };
+        let (Ok(_), Ok(stream)) = (event.parse::<u64>(), stream.parse::<u64>()) else {
+            return false;
+        };
+        let Some(session) = self.read().get(id).cloned() else {
+            return false;
+        };
+        stream >= 1 && stream <= lock(&session.routes).streams
+    }
+
     fn read(&self) -> std::sync::RwLockReadGuard<'_, HashMap<SessionId, Arc<Session>>> {
         self.open
             .read()
