@@ -37,6 +37,10 @@ pub(crate) const MAX_FILES_PER_SKILL: usize = 10_000;
 /// 1,024-character path rule it also bounds nesting depth (DISC-013).
 pub(crate) const MAX_DIRS_PER_SKILL: usize = 10_000;
 
+/// Bytes of a run's output kept per stream (stdout, stderr); past it the
+/// stream is drained and dropped, and the answer says it was cut (RUN-010).
+pub const MAX_STREAM_BYTES: usize = 1024 * 1024;
+
 /// Default `skill_run` wall-clock timeout (README "The execution fence").
 pub(crate) const DEFAULT_TIMEOUT_SECS: u64 = 60;
 

@@ -41,8 +41,8 @@ pub(crate) const ENV_ALLOWLIST: &[&str] = &["PATH", "HOME", "LANG", "TZ", "TMPDI
 pub(crate) const MAX_ARGS: usize = 64;
 /// Most bytes of arguments one run takes, in all: pass a path, not a payload.
 pub(crate) const MAX_ARG_BYTES: usize = 8 * 1024;
-/// Bytes kept per output stream; past it the stream is drained and dropped.
-pub const MAX_STREAM_BYTES: usize = 1024 * 1024;
+/// Bytes kept per output stream (RUN-010), from the one place bounds live.
+pub use crate::limits::MAX_STREAM_BYTES;
 /// Between SIGTERM and SIGKILL to the process group on timeout.
 pub(crate) const KILL_GRACE: Duration = Duration::from_millis(2000);
 /// How long after the script exits its pipes may keep delivering output.

@@ -111,6 +111,11 @@ fn main() {
         measure::http::http(&s, &mut t);
         eprintln!("[{:>5.1}s] http done", began.elapsed().as_secs_f64());
     }
+    // The HTTP door under clients that do everything wrong (issue 40).
+    if s.runs("door") {
+        measure::door::door(&s, &mut t);
+        eprintln!("[{:>5.1}s] door done", began.elapsed().as_secs_f64());
+    }
     for &n in &s.sizes {
         let g = Instant::now();
         let tree = make_tree(n, s.fresh);

@@ -1,8 +1,9 @@
 //! The measurements, one module per phase `--only` names (boot, trips,
-//! run, mixed, rescan, skills-ext, search). Each spawns its own servers over a tree and adds its
+//! run, mixed, rescan, skills-ext, search, http, door). Each spawns its own servers over a tree and adds its
 //! rows, with their targets, to the table.
 
 pub mod boot;
+pub mod door;
 pub mod http;
 pub mod mixed;
 pub mod rescan;

@@ -10,8 +10,9 @@ use std::time::Duration;
 use rmcp::model::{ClientJsonRpcMessage, ClientRequest};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use crate::limits::{HTTP_BUDGET_WAIT_SECS, MAX_BATCH_BYTES, MAX_BATCH_PATHS, MAX_FILE_BYTES};
-use crate::run::MAX_STREAM_BYTES;
+use crate::limits::{
+    HTTP_BUDGET_WAIT_SECS, MAX_BATCH_BYTES, MAX_BATCH_PATHS, MAX_FILE_BYTES, MAX_STREAM_BYTES,
+};
 
 /// A number of bytes that may be held at once, shared by every request.
 pub(crate) struct Budget {
@@ -61,13 +62,18 @@ impl Budget {
 /// Room for the JSON around a result's content, and for a small answer.
 const SLACK_BYTES: usize = 64 * 1024;
 
-/// An upper estimate of the bytes of a request's answer, taken from the
-/// answer budget before the answer is built (HTTP-015). A file's bytes
-/// appear twice in a tool result (its text block and `structuredContent`)
-/// and grow by a third in base64, or up to double in a JSON string of
-/// text, hence three times the content a request can ask for; an answer
-/// held to the answer budget (`skill_list`, the lists) is at most that
-/// many characters, written once or twice.
+/// Bytes held while an answer is built, per byte of content it carries.
+const ESTIMATE_FACTOR: usize = 5;
+
+/// An upper estimate of the bytes a request's answer takes while it is
+/// built, taken from the answer budget before it is built (HTTP-015). A
+/// file's bytes appear twice in a tool result (its text block and
+/// `structuredContent`) and the answer written is that again, so at its
+/// peak building holds about five times the content a request can ask
+/// for (measured: 4 MiB of files, 8.4 MiB answered, a peak about 2.4
+/// times the answer); an answer held to the answer budget (`skill_list`,
+/// the lists) is at most that many characters, counted the same way.
+/// Once built, the answer's real size replaces the estimate.
 pub(crate) fn answer_estimate(message: &ClientJsonRpcMessage, answer_chars: usize) -> usize {
     let ClientJsonRpcMessage::Request(r) = message else {
         return SLACK_BYTES;
@@ -95,7 +101,7 @@ pub(crate) fn answer_estimate(message: &ClientJsonRpcMessage, answer_chars: usiz
         | ClientRequest::DiscoverRequest(_) => return SLACK_BYTES + answer_chars,
         _ => answer_chars,
     };
-    3 * content + SLACK_BYTES
+    ESTIMATE_FACTOR * content + SLACK_BYTES
 }
 
 #[cfg(test)]
@@ -115,10 +121,13 @@ mod tests {
         };
         let two = answer_estimate(&call(json!(["a", "b"])), 40_000);
         let eight = answer_estimate(&call(json!(vec!["a"; 8])), 40_000);
-        assert_eq!(two, 3 * 2 * MAX_FILE_BYTES + SLACK_BYTES);
-        assert_eq!(eight, 3 * MAX_BATCH_BYTES + SLACK_BYTES);
+        assert_eq!(two, ESTIMATE_FACTOR * 2 * MAX_FILE_BYTES + SLACK_BYTES);
+        assert_eq!(eight, ESTIMATE_FACTOR * MAX_BATCH_BYTES + SLACK_BYTES);
         let list = message(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}));
-        assert_eq!(answer_estimate(&list, 40_000), 3 * 40_000 + SLACK_BYTES);
+        assert_eq!(
+            answer_estimate(&list, 40_000),
+            ESTIMATE_FACTOR * 40_000 + SLACK_BYTES
+        );
     }
 
     #[tokio::test]

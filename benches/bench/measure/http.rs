@@ -91,10 +91,10 @@ fn on_path(tool: &str) -> Option<PathBuf> {
 }
 
 /// The server over HTTP, and the URL it says it listens on.
-struct HttpServer {
-    child: Child,
-    url: String,
-    host: String,
+pub(crate) struct HttpServer {
+    pub(crate) child: Child,
+    pub(crate) url: String,
+    pub(crate) host: String,
 }
 
 impl Drop for HttpServer {
@@ -109,7 +109,7 @@ impl Drop for HttpServer {
 /// server logs at its default level, as an owner runs it: at `info` rmcp
 /// writes three lines for every stateless request (each is a service it
 /// starts and ends), and the figures were then partly of that logging.
-fn start(root: &Path) -> Result<HttpServer, String> {
+pub(crate) fn start(root: &Path) -> Result<HttpServer, String> {
     let mut child = Command::new(SERVER)
         .args(["--http", "127.0.0.1:0"])
         .env_clear()
@@ -194,7 +194,7 @@ fn post(
     Ok((status, head.to_owned(), rest.to_owned()))
 }
 
-fn path_of(url: &str) -> String {
+pub(crate) fn path_of(url: &str) -> String {
     let rest = url.trim_start_matches("http://");
     match rest.find('/') {
         Some(at) => rest[at..].to_owned(),
