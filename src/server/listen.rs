@@ -20,6 +20,7 @@ use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::watch;
 
 use crate::reload::{Changed, Live};
+use crate::run::hung_up;
 
 /// What this server honours of `requested` (HTTP-012): the prompts and
 /// resources lists, which a reload can change. Never the tools list (the
@@ -87,16 +88,6 @@ pub(super) async fn listen(
     }
     tracing::debug!(id = %sink.id(), "a subscriptions/listen ended");
     Ok(())
-}
-
-/// Resolves when the client's input has ended; never, without a signal.
-async fn hung_up(hangup: Option<watch::Receiver<bool>>) {
-    match hangup {
-        Some(mut h) => {
-            let _ = h.wait_for(|gone| *gone).await;
-        }
-        None => std::future::pending().await,
-    }
 }
 
 /// Sends what a swap changed that this listen accepted, in the order a
