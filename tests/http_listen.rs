@@ -253,6 +253,21 @@ fn a_reload_reaches_each_listen_tagged_with_its_id() {
     assert!(list.to_string().contains("\"added\""), "{list}");
 }
 
+/// HTTP-012: a change `--watch` sees reaches a listen as a SIGHUP's does.
+#[test]
+fn a_watched_change_reaches_a_listen() {
+    let s = start("127.0.0.1:0", &["--watch"], &[]);
+    let mut listen = Listen::open(s.port, json!("w"), json!({"promptsListChanged": true}));
+    listen.acknowledged();
+    add_skill(&s, "watched");
+    listen.wait_for("notifications/prompts/list_changed", 1);
+    assert!(
+        listen.messages().iter().all(|m| tag(m) == "w"),
+        "{:?}",
+        listen.messages()
+    );
+}
+
 /// HTTP-012: a listen hears only what its filter names. Three reloads
 /// change both lists, then only the prompts (a description edited to the
 /// same length), then only the resources (a file added); each listen's
