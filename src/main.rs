@@ -131,11 +131,17 @@ fn main() -> ExitCode {
     let config = Config::from_process(config::default_skills_dir());
     // stdout is the protocol channel; every log line goes to stderr.
     let (filter, refused) = log_filter(config.var("SKILL_MCP_LOG"));
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_ansi(false)
-        .with_env_filter(filter)
-        .init();
+    {
+        use tracing_subscriber::layer::SubscriberExt;
+        use tracing_subscriber::util::SubscriberInitExt;
+        tracing_subscriber::fmt()
+            .with_writer(std::io::stderr)
+            .with_ansi(false)
+            .with_env_filter(filter)
+            .finish()
+            .with(Departed)
+            .init();
+    }
     if let Some(why) = refused {
         tracing::warn!("{}", skill_mcp::snapshot::one_line(&why));
     }
@@ -194,6 +200,53 @@ fn log_filter(value: Option<&std::ffi::OsStr>) -> (tracing_subscriber::EnvFilter
                 skill_mcp::echo::excerpt(v)
             )),
         ),
+    }
+}
+
+/// Drops the one line rmcp logs at ERROR when the answer to a request
+/// without a session finds its client gone (the channel to its HTTP
+/// answer closed): that is how every `subscriptions/listen` ends (HTTP-012),
+/// since its client leaving is what ends it, so the line would report each
+/// listen's normal end as an error. Any other failure to answer is kept.
+struct Departed;
+
+/// rmcp's words for an answer that found its receiver gone: while serving,
+/// and while draining a service that ended.
+const DEPARTED: [&str; 2] = [
+    "fail to response message",
+    "failed to send pending response during drain",
+];
+
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Departed {
+    fn event_enabled(
+        &self,
+        event: &tracing::Event<'_>,
+        _: tracing_subscriber::layer::Context<'_, S>,
+    ) -> bool {
+        let meta = event.metadata();
+        if meta.target() != "rmcp::service" || *meta.level() != tracing::Level::ERROR {
+            return true;
+        }
+        let mut fields = Fields::default();
+        event.record(&mut fields);
+        !(DEPARTED.contains(&fields.message.as_str()) && fields.error == "channel closed")
+    }
+}
+
+/// The `message` and `error` of an event, as written.
+#[derive(Default)]
+struct Fields {
+    message: String,
+    error: String,
+}
+
+impl tracing::field::Visit for Fields {
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        match field.name() {
+            "message" => self.message = format!("{value:?}"),
+            "error" => self.error = format!("{value:?}"),
+            _ => {}
+        }
     }
 }
 

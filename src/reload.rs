@@ -10,7 +10,8 @@
 //! swapped in — the old snapshot stays and the refusal is reported — so a
 //! directory vanishing mid-scan never empties the catalog by accident.
 //! What `--watch` watches, and how it follows a replaced root, is
-//! [`watch`].
+//! [`watch`]. Each swap is told to the sessions ([`Peers`]) and to every
+//! open 2026-07-28 `subscriptions/listen` ([`Live::swaps`], HTTP-012).
 
 mod watch;
 
@@ -30,6 +31,12 @@ pub const DEBOUNCE: Duration = Duration::from_millis(300);
 /// The longest a stream of changes can put off a rescan.
 pub(crate) const SETTLE_MAX: Duration = Duration::from_secs(5);
 
+/// Swaps announced to `subscriptions/listen` streams (HTTP-012) that one
+/// of them has not taken yet; past it the slowest is told it lagged, and
+/// then hears of both lists (RELOAD-005's two notifications), since what
+/// it missed is no longer known.
+const SWAPS_UNREAD: usize = 16;
+
 /// The current snapshot and the state of reloading.
 #[derive(Debug)]
 pub struct Live {
@@ -38,6 +45,10 @@ pub struct Live {
     refused: Mutex<Option<String>>,
     /// Serializes rescans (a SIGHUP during a watch-triggered rescan waits).
     rescanning: Mutex<()>,
+    /// What each swap changed, for every open `subscriptions/listen`
+    /// (HTTP-012): a listen holds a receiver for its life, so one that
+    /// ends leaves nothing behind.
+    swaps: tokio::sync::broadcast::Sender<Changed>,
 }
 
 /// Who hears of a swap (RELOAD-*, HTTP-010): the one stdio client, or
@@ -57,14 +68,21 @@ impl Peers {
         peers.push(peer);
     }
 
-    /// Tells every open peer what changed.
+    /// Tells every open peer what changed. A peer that negotiated no
+    /// session (a stdio connection in the 2026-07-28 lifecycle, where rmcp
+    /// keeps no peer info) is told nothing here: that revision sends a
+    /// list notification only on a `subscriptions/listen` stream that
+    /// asked for it (HTTP-012), which [`Live::swaps`] feeds.
     async fn notify(&self, changed: Changed) {
         let peers = self
             .0
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .clone();
-        for peer in peers.iter().filter(|p| !p.is_transport_closed()) {
+        for peer in peers
+            .iter()
+            .filter(|p| !p.is_transport_closed() && p.peer_info().is_some())
+        {
             if changed.prompts {
                 let _ = peer.notify_prompt_list_changed().await;
             }
@@ -121,7 +139,14 @@ impl Live {
             current: RwLock::new(Arc::new(snapshot)),
             refused: Mutex::new(None),
             rescanning: Mutex::new(()),
+            swaps: tokio::sync::broadcast::channel(SWAPS_UNREAD).0,
         }
+    }
+
+    /// What every later swap changes, for one `subscriptions/listen`
+    /// (HTTP-012); dropping the receiver is all it takes to stop hearing.
+    pub(crate) fn swaps(&self) -> tokio::sync::broadcast::Receiver<Changed> {
+        self.swaps.subscribe()
     }
 
     /// The snapshot a request works on from start to end.
@@ -212,8 +237,10 @@ pub fn listen_for_hangup() -> Option<tokio::signal::unix::Signal> {
 /// RELOAD-006) that follows a root being replaced ([`watch`],
 /// RELOAD-008..RELOAD-011). Each swap that changed something sends
 /// `notifications/prompts/list_changed` and/or
-/// `notifications/resources/list_changed` to `peer`; the tool set never
-/// changes, so `notifications/tools/list_changed` is never sent.
+/// `notifications/resources/list_changed` to `peers`, and announces the
+/// same to every open `subscriptions/listen` ([`Live::swaps`], HTTP-012);
+/// the tool set never changes, so `notifications/tools/list_changed` is
+/// never sent.
 pub fn start(
     live: Arc<Live>,
     config: Config,
@@ -299,6 +326,8 @@ pub fn start(
                 continue;
             };
             if let Some(changed) = changed {
+                // No listen open is no error: nobody is told.
+                let _ = live.swaps.send(changed);
                 peers.notify(changed).await;
             }
         }

@@ -425,8 +425,9 @@ impl RunLock {
     }
 }
 
-/// Resolves when the client has hung up; never, without a hangup signal.
-async fn hung_up(hangup: Option<tokio::sync::watch::Receiver<bool>>) {
+/// Resolves when the client has hung up; never, without a hangup signal
+/// (a run's end, RUN-009; a stdio listen's, HTTP-012).
+pub(crate) async fn hung_up(hangup: Option<tokio::sync::watch::Receiver<bool>>) {
     match hangup {
         Some(mut rx) => {
             let _ = rx.wait_for(|&h| h).await;

@@ -30,6 +30,7 @@ mod hostile_trees;
 mod http;
 mod http_clients;
 mod http_door;
+mod http_listen;
 mod inspector;
 mod install_layout;
 mod large_catalog;

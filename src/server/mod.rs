@@ -7,6 +7,7 @@
 //! serde quotes no argument whole (HARD-005).
 
 mod approve;
+mod listen;
 mod lists;
 mod refusal;
 mod skills;
@@ -23,9 +24,9 @@ use rmcp::model::{
     GetSkillResult, Implementation, ListPromptsResult, ListResourceTemplatesResult,
     ListResourcesResult, ListSkillsResult, PaginatedRequestParams, ProgressNotificationParam,
     ReadResourceDirectoryRequestParams, ReadResourceDirectoryResult, ReadResourceRequestParams,
-    ReadResourceResponse, ResourceTemplate, ServerCapabilities, ServerConfig,
+    ReadResourceResponse, ResourceTemplate, ServerCapabilities, ServerConfig, SubscriptionFilter,
 };
-use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, tool, tool_handler, tool_router};
 
 use crate::echo::{Args, progress_token_refusal};
@@ -299,6 +300,20 @@ impl ServerHandler for SkillServer {
         if let Some(peers) = &self.peers {
             peers.add(context.peer);
         }
+    }
+
+    /// The lists a 2026-07-28 `subscriptions/listen` can hear of: prompts
+    /// and resources, never tools or `resources/updated` (HTTP-012).
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        Some(listen::accepted(requested))
+    }
+
+    /// Every swap's `list_changed`, until the client goes away (HTTP-012).
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
+        listen::listen(&self.live, self.run_lock.hangup(), context).await
     }
 
     async fn list_prompts(

@@ -68,6 +68,16 @@ impl InFlight {
         Some(id)
     }
 
+    /// The client's id of the request in flight under `ours`, which stays
+    /// in flight: a `subscriptions/listen` is named by it in each of its
+    /// notifications (HTTP-012).
+    pub(crate) fn client_id(&self, ours: &RequestId) -> Option<&ClientId> {
+        let NumberOrString::Number(n) = ours else {
+            return None;
+        };
+        self.by_ours.get(n)
+    }
+
     /// The request a `notifications/cancelled` names, by the client's id:
     /// the id rmcp knows it by, freeing its slot (rmcp answers nothing for a
     /// cancelled request).

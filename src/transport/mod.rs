@@ -27,7 +27,7 @@ use std::time::Duration;
 
 use rmcp::model::{
     CancelledNotification, CancelledNotificationParam, ClientJsonRpcMessage, ClientNotification,
-    ErrorData, ProtocolVersion, ServerJsonRpcMessage, ServerResult,
+    ErrorData, GetMeta, ProtocolVersion, ServerJsonRpcMessage, ServerResult,
 };
 use rmcp::service::RoleServer;
 use serde::Serialize;
@@ -108,10 +108,74 @@ struct ErrorLine<'a> {
 }
 
 #[derive(Serialize)]
-struct ResultLine<'a> {
+struct ResultLine<'a, R: Serialize> {
     jsonrpc: &'static str,
     id: &'a RawValue,
-    result: &'a ServerResult,
+    result: &'a R,
+}
+
+/// Where a `subscriptions/listen` is named (SEP-2575): in `_meta` of its
+/// notifications and of its final result.
+const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
+
+/// A JSON value written with the member `key` of the object at `path`
+/// (when there is one) replaced by `raw`: rmcp names a listen by the id
+/// the transport gave it, and the client knows it by its own, exactly as
+/// written (WIRE-006, HTTP-012).
+struct Renamed<'a> {
+    value: &'a serde_json::Value,
+    path: &'a [&'a str],
+    key: &'a str,
+    raw: &'a RawValue,
+}
+
+impl Serialize for Renamed<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let serde_json::Value::Object(members) = self.value else {
+            return self.value.serialize(s);
+        };
+        let mut map = s.serialize_map(Some(members.len()))?;
+        for (k, v) in members {
+            match self.path.split_first() {
+                Some((head, rest)) if k == head => map.serialize_entry(
+                    k,
+                    &Renamed {
+                        value: v,
+                        path: rest,
+                        ..*self
+                    },
+                )?,
+                None if k == self.key => map.serialize_entry(k, self.raw)?,
+                _ => map.serialize_entry(k, v)?,
+            }
+        }
+        map.end()
+    }
+}
+
+/// Whose a notification of rmcp's is (HTTP-012).
+enum Of {
+    /// No listen's: written as it is.
+    Connection,
+    /// The listen the client knows by this id, still in flight.
+    Listen(Box<RawValue>),
+    /// A listen no longer in flight (the client cancelled it): not
+    /// written, as the answer to a cancelled request is not.
+    Ended,
+}
+
+fn listen_of<W>(shared: &Shared<W>, item: &ServerJsonRpcMessage) -> Of {
+    let ServerJsonRpcMessage::Notification(n) = item else {
+        return Of::Connection;
+    };
+    let Some(ours) = n.notification.get_meta().subscription_id() else {
+        return Of::Connection;
+    };
+    match shared.slots().client_id(&ours) {
+        Some(id) => Of::Listen(id.raw.clone()),
+        None => Of::Ended,
+    }
 }
 
 /// The stdio transport: messages a line each, in from `R`, out to `W`.
@@ -355,6 +419,24 @@ impl<W: AsyncWrite + Unpin + Send + 'static> rmcp::transport::Transport<RoleServ
                     tracing::debug!("dropped the answer to a request no longer in flight");
                     return Ok(());
                 }
+                // The final result of a listen names it in `_meta`, by
+                // the client's id (HTTP-012).
+                (ServerJsonRpcMessage::Response(r), Some(Some(id)))
+                    if matches!(r.result, ServerResult::SubscriptionsListenResult(_)) =>
+                {
+                    serde_json::to_value(&r.result).and_then(|result| {
+                        serde_json::to_vec(&ResultLine {
+                            jsonrpc: "2.0",
+                            id: &id.raw,
+                            result: &Renamed {
+                                value: &result,
+                                path: &["_meta"],
+                                key: SUBSCRIPTION_ID,
+                                raw: &id.raw,
+                            },
+                        })
+                    })
+                }
                 (ServerJsonRpcMessage::Response(r), Some(Some(id))) => {
                     serde_json::to_vec(&ResultLine {
                         jsonrpc: "2.0",
@@ -369,7 +451,21 @@ impl<W: AsyncWrite + Unpin + Send + 'static> rmcp::transport::Transport<RoleServ
                         error: &e.error,
                     })
                 }
-                (item, _) => serde_json::to_vec(item),
+                (item, _) => match listen_of(&shared, item) {
+                    Of::Connection => serde_json::to_vec(item),
+                    Of::Listen(raw) => serde_json::to_value(item).and_then(|v| {
+                        serde_json::to_vec(&Renamed {
+                            value: &v,
+                            path: &["params", "_meta"],
+                            key: SUBSCRIPTION_ID,
+                            raw: &raw,
+                        })
+                    }),
+                    Of::Ended => {
+                        tracing::debug!("dropped a notification of a listen no longer in flight");
+                        return Ok(());
+                    }
+                },
             };
             let written = shared.write_line(bytes?).await;
             if freed {
@@ -391,6 +487,26 @@ impl<W: AsyncWrite + Unpin + Send + 'static> rmcp::transport::Transport<RoleServ
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// HTTP-012: a listen's notification names it by the client's id,
+    /// exactly as written; nothing else of it changes.
+    #[test]
+    fn a_subscription_id_is_written_as_the_client_wrote_it() {
+        let value = serde_json::json!({"jsonrpc": "2.0", "method": "m", "params": {
+            "_meta": {"io.modelcontextprotocol/subscriptionId": 3, "other": 3}, "x": 3}});
+        let raw = RawValue::from_string("1.0".into()).unwrap_or_else(|_| unreachable!());
+        let text = serde_json::to_string(&Renamed {
+            value: &value,
+            path: &["params", "_meta"],
+            key: SUBSCRIPTION_ID,
+            raw: &raw,
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            text,
+            r#"{"jsonrpc":"2.0","method":"m","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":1.0,"other":3},"x":3}}"#
+        );
+    }
 
     #[tokio::test]
     async fn an_overlong_line_is_refused_without_being_held() {
