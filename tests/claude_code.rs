@@ -17,7 +17,11 @@
 //!
 //! `claude mcp add` and `claude mcp list` are the README's own lines
 //! (spec DOC-001), read from it: the server is added in user scope and
-//! listed from a directory that is not the one it was added in.
+//! listed from a directory that is not the one it was added in. So is
+//! "Serve a team over HTTP": the README's token and serving commands start
+//! the server, and its `claude mcp add --transport http` line registers it
+//! by the machine's name with the token, for the same conversation over
+//! HTTP (spec HTTP-018).
 
 use crate::common;
 use common::readme;
@@ -89,10 +93,26 @@ struct Setup {
     port: u16,
     record: PathBuf,
     _standin: Group,
+    /// The server is served over HTTP (the stand-in expects no skill_run).
+    http: bool,
+    /// Hosts Claude Code reaches without the stand-in as its proxy.
+    no_proxy: String,
 }
 
 impl Setup {
     fn new() -> Setup {
+        let s = Setup::standin(false);
+        let started = Instant::now();
+        s.add_and_list();
+        eprintln!(
+            "Claude Code: mcp add and mcp list took {:.2?}",
+            started.elapsed()
+        );
+        s
+    }
+
+    /// The stand-in, and the temporary tree, with nothing added yet.
+    fn standin(http: bool) -> Setup {
         let dir = tempfile::tempdir().unwrap();
         for d in ["home", "project", "elsewhere", "tmp", "out"] {
             std::fs::create_dir(dir.path().join(d)).unwrap();
@@ -107,6 +127,9 @@ impl Setup {
             .stdout(Stdio::piped())
             .stderr(File::create(dir.path().join("out/standin.stderr")).unwrap())
             .process_group(0);
+        if http {
+            cmd.env("MESSAGES_STANDIN_HTTP", "1");
+        }
         let mut child = cmd.spawn().expect("python3 runs the stand-in");
         let stdout = child.stdout.take().unwrap();
         let standin = Group(child);
@@ -124,19 +147,14 @@ impl Setup {
             .strip_prefix("PORT ")
             .and_then(|p| p.parse().ok())
             .unwrap_or_else(|| panic!("the stand-in said {line:?}, not PORT <n>"));
-        let s = Setup {
+        Setup {
             dir,
             port,
             record,
             _standin: standin,
-        };
-        let started = Instant::now();
-        s.add_and_list();
-        eprintln!(
-            "Claude Code: mcp add and mcp list took {:.2?}",
-            started.elapsed()
-        );
-        s
+            http,
+            no_proxy: "127.0.0.1,localhost".to_owned(),
+        }
     }
 
     fn path(&self, p: &str) -> PathBuf {
@@ -180,8 +198,8 @@ impl Setup {
             .env("HTTP_PROXY", &here)
             .env("https_proxy", &here)
             .env("http_proxy", &here)
-            .env("NO_PROXY", "127.0.0.1,localhost")
-            .env("no_proxy", "127.0.0.1,localhost")
+            .env("NO_PROXY", &self.no_proxy)
+            .env("no_proxy", &self.no_proxy)
             // The server's start-up under a loaded machine: a minute.
             .env("MCP_TIMEOUT", "60000")
             .envs(env.iter().copied())
@@ -224,7 +242,7 @@ impl Setup {
     /// connects to it.
     fn add_and_list(&self) {
         let skills = Path::new(ROOT).join("skills");
-        let words: Vec<String> = readme_words("claude mcp add")
+        let words: Vec<String> = readme_words("claude mcp add skills")
             .iter()
             .map(|w| readme::substitute(w, &skills, Path::new(BIN)))
             .collect();
@@ -274,6 +292,157 @@ impl Setup {
         no_warning_about_the_server("claude mcp list", &list.stderr);
     }
 
+    /// "Serve a team over HTTP": the README's token command and its
+    /// serving command on every interface (as written, on a free port:
+    /// `readme::Served::start`), with this machine's name for `devbox`;
+    /// then the README's `claude mcp add --transport http` line with that
+    /// name, the port and the token, and the README's `claude mcp list`
+    /// from another directory: connected. Claude Code reaches the server
+    /// through a relay that keeps what it sent. Two more entries show what
+    /// the README says a refusal looks like — the serving command without
+    /// `--http-allow-host` (HTTP-003) and a wrong token (HTTP-005) — and
+    /// are removed before the conversation.
+    fn serve_team_and_add(&mut self) -> Team {
+        let home = self.path("owner");
+        std::fs::create_dir(&home).unwrap();
+        let token = readme::make_token(&home);
+        let serve = readme::command("SKILLS_DIR=/path/to/your/skills skill-mcp --http 0.0.0.0:");
+        let skills = Path::new(ROOT).join("skills");
+        let name = machine_name();
+        let allow = format!("--http-allow-host {name}");
+        let served = readme::Served::start(
+            &serve,
+            &skills,
+            &home,
+            &[("--http-allow-host devbox", &allow)],
+        );
+        let relay = Relay::to(served.port);
+        self.no_proxy = format!("127.0.0.1,localhost,{name}");
+
+        let url = format!("http://{name}:{}/mcp", relay.port);
+        let words: Vec<String> = readme_words("claude mcp add --transport http")
+            .iter()
+            .map(|w| {
+                w.replace("http://devbox:8080/mcp", &url)
+                    .replace("PASTE-THE-TOKEN", &token)
+            })
+            .collect();
+        assert!(
+            words.contains(&url) && words.contains(&format!("Authorization: Bearer {token}")),
+            "the README's line names the URL and the token as placeholders: {words:?}"
+        );
+        let args: Vec<&str> = words.iter().map(String::as_str).collect();
+        let add = self.claude("mcp-add-http", &args, &[], Duration::from_secs(120));
+        assert!(add.status.success(), "claude mcp add: {}", add.show());
+        no_warning_about_the_server("claude mcp add", &add.stderr);
+        let config: Value =
+            serde_json::from_slice(&std::fs::read(self.path("home/.claude.json")).unwrap())
+                .expect("claude mcp add wrote the temporary HOME's ~/.claude.json");
+        let added = &config["mcpServers"]["skills"];
+        assert!(
+            added["type"] == "http"
+                && added["url"] == url.as_str()
+                && added["headers"]["Authorization"] == format!("Bearer {token}"),
+            "the server is the user's, by URL, with the token: {config}"
+        );
+
+        // What the README says a refusal looks like, beside it.
+        let unallowed = (name != "localhost").then(|| {
+            let bare = serve.replace(" --http-allow-host devbox", "");
+            readme::Served::start(&bare, &skills, &home, &[])
+        });
+        let bearer = format!("Authorization: Bearer {token}");
+        let mut refusals = vec![(
+            "wrongtoken",
+            format!("http://{name}:{}/mcp", served.port),
+            "Authorization: Bearer not-the-token-0123456789".to_owned(),
+            "HTTP-005",
+        )];
+        if let Some(u) = &unallowed {
+            refusals.push((
+                "unallowed",
+                format!("http://{name}:{}/mcp", u.port),
+                bearer.clone(),
+                "HTTP-003",
+            ));
+        }
+        for (entry, url, header, _) in &refusals {
+            let args = [
+                "mcp",
+                "add",
+                "--transport",
+                "http",
+                "-s",
+                "user",
+                entry,
+                url,
+                "--header",
+                header,
+            ];
+            let add = self.claude(
+                &format!("mcp-add-{entry}"),
+                &args,
+                &[],
+                Duration::from_secs(120),
+            );
+            assert!(
+                add.status.success(),
+                "claude mcp add {entry}: {}",
+                add.show()
+            );
+        }
+
+        let words = readme_words("claude mcp list");
+        let args: Vec<&str> = words.iter().map(String::as_str).collect();
+        let list = self.claude_in(
+            "elsewhere",
+            "mcp-list-http",
+            &args,
+            &[],
+            Duration::from_secs(180),
+        );
+        assert!(list.status.success(), "claude mcp list: {}", list.show());
+        let line_of = |entry: &str| {
+            list.stdout
+                .lines()
+                .find(|l| l.starts_with(&format!("{entry}:")))
+                .unwrap_or_else(|| {
+                    panic!("claude mcp list names no server {entry}: {}", list.show())
+                })
+                .to_owned()
+        };
+        let line = line_of("skills");
+        assert!(
+            line.starts_with(&format!("skills: {url} (HTTP) - ")) && line.contains("✔ Connected"),
+            "claude mcp list: {line:?}\n{}",
+            list.show()
+        );
+        for (entry, _, _, rule) in &refusals {
+            let line = line_of(entry);
+            assert!(
+                line.contains("Failed to connect")
+                    && line.contains("Authorization header")
+                    && line.contains(&format!("Error detail: {rule}")),
+                "{entry}: {line:?}"
+            );
+            let rm = self.claude(
+                &format!("mcp-remove-{entry}"),
+                &["mcp", "remove", entry, "-s", "user"],
+                &[],
+                Duration::from_secs(60),
+            );
+            assert!(
+                rm.status.success(),
+                "claude mcp remove {entry}: {}",
+                rm.show()
+            );
+        }
+        Team {
+            _served: served,
+            relay,
+        }
+    }
+
     /// The headless run, then everything it must have done. `search`: the
     /// skill tools are deferred behind Claude Code's ToolSearch (its
     /// default), which the stand-in calls first.
@@ -319,7 +488,8 @@ impl Setup {
         } else {
             &["offered", "list", "load", "file", "run"]
         };
-        for step in steps {
+        // Over HTTP skill_run is not offered, so not called.
+        for step in steps.iter().filter(|s| !(self.http && **s == "run")) {
             assert!(
                 checks.iter().any(|c| c["name"]
                     .as_str()
@@ -382,6 +552,97 @@ impl Setup {
     }
 }
 
+/// The server of "Serve a team over HTTP" and the relay in front of it.
+struct Team {
+    _served: readme::Served,
+    relay: Relay,
+}
+
+impl Team {
+    /// What the README says of Claude Code over HTTP: it sends stateless
+    /// 2026-07-28 requests, no session, so it cannot be asked to approve a
+    /// run (HTTP-009) even where the owner offers runs.
+    fn spoke_stateless(&self) {
+        let sent = String::from_utf8_lossy(&self.relay.sent.lock().unwrap()).to_lowercase();
+        assert!(
+            sent.contains("mcp-protocol-version: 2026-07-28")
+                && !sent.contains("mcp-session-id")
+                && !sent.contains("\"method\":\"initialize\""),
+            "Claude Code opened a session, or spoke another revision; the README says it does not:\n{}",
+            &sent[..sent.len().min(4000)]
+        );
+    }
+}
+
+/// The name this machine is reached by, as a teammate would type it: its
+/// host name when that reaches a port open on every interface here (a
+/// container's or a CI runner's hosts file names it), else `localhost`,
+/// saying so.
+fn machine_name() -> String {
+    use std::net::{TcpListener, TcpStream};
+    let open = TcpListener::bind("0.0.0.0:0").unwrap();
+    let port = open.local_addr().unwrap().port();
+    let name = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .unwrap_or_default()
+        .trim()
+        .to_owned();
+    if !name.is_empty() && name != "localhost" && TcpStream::connect((name.as_str(), port)).is_ok()
+    {
+        return name;
+    }
+    eprintln!(
+        "this machine's name {name:?} does not reach the server here: Claude Code is given localhost, which every server answers to"
+    );
+    "localhost".to_owned()
+}
+
+/// A TCP relay on every interface to 127.0.0.1:`to`, keeping every byte
+/// its clients sent.
+struct Relay {
+    port: u16,
+    sent: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
+}
+
+impl Relay {
+    fn to(to: u16) -> Relay {
+        use std::io::{Read, Write};
+        use std::net::{Shutdown, TcpListener, TcpStream};
+        let listener = TcpListener::bind("0.0.0.0:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let sent = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let keep = sent.clone();
+        std::thread::spawn(move || {
+            for mut client in listener.incoming().map_while(Result::ok) {
+                let Ok(mut server) = TcpStream::connect(("127.0.0.1", to)) else {
+                    continue;
+                };
+                let (Ok(mut back), Ok(mut from)) = (client.try_clone(), server.try_clone()) else {
+                    continue;
+                };
+                let keep = keep.clone();
+                std::thread::spawn(move || {
+                    let mut buf = [0u8; 16384];
+                    while let Ok(n) = client.read(&mut buf) {
+                        if n == 0 {
+                            break;
+                        }
+                        keep.lock().unwrap().extend_from_slice(&buf[..n]);
+                        if server.write_all(&buf[..n]).is_err() {
+                            break;
+                        }
+                    }
+                    let _ = server.shutdown(Shutdown::Write);
+                });
+                std::thread::spawn(move || {
+                    let _ = std::io::copy(&mut from, &mut back);
+                    let _ = back.shutdown(Shutdown::Write);
+                });
+            }
+        });
+        Relay { port, sent }
+    }
+}
+
 /// The README's command starting `prefix`, as `claude`'s arguments.
 fn readme_words(prefix: &str) -> Vec<String> {
     let command = readme::command(prefix);
@@ -424,4 +685,22 @@ fn claude_code_adds_lists_and_calls_every_tool_through_its_tool_search() {
 #[test]
 fn claude_code_calls_every_tool_offered_directly_with_tool_search_off() {
     Setup::new().converse(&[("ENABLE_TOOL_SEARCH", "false")], false);
+}
+
+/// "Serve a team over HTTP": the README's commands serve the bundled skills
+/// on every interface with a token; Claude Code, added by the README's
+/// line with the machine's name and the token, lists it connected and
+/// calls its tools over HTTP — all but skill_run, which the README's
+/// server does not offer — sending stateless requests.
+#[test]
+fn claude_code_uses_a_team_server_added_as_the_readme_says() {
+    let mut s = Setup::standin(true);
+    let started = Instant::now();
+    let team = s.serve_team_and_add();
+    eprintln!(
+        "Claude Code over HTTP: mcp add and mcp list took {:.2?}",
+        started.elapsed()
+    );
+    s.converse(&[], true);
+    team.spoke_stateless();
 }

@@ -58,11 +58,33 @@ const COMMANDS: &[(&str, How)] = &[
     ),
     (
         "claude mcp add skills -s user -e SKILLS_DIR=/path/to/your/skills -- /path/to/skill-mcp/target/release/skill-mcp",
-        How::There("tests/claude_code.rs", "readme_words(\"claude mcp add\")"),
+        How::There(
+            "tests/claude_code.rs",
+            "readme_words(\"claude mcp add skills\")",
+        ),
     ),
     (
         "claude mcp list",
         How::There("tests/claude_code.rs", "readme_words(\"claude mcp list\")"),
+    ),
+    (
+        "(umask 077; openssl rand -hex 32 > ~/.skill-mcp-token)",
+        How::Here("a_team_is_served_as_the_readme_says"),
+    ),
+    (
+        "SKILLS_DIR=/path/to/your/skills skill-mcp --http 0.0.0.0:8080 --http-token-file ~/.skill-mcp-token --http-allow-host devbox",
+        How::Here("a_team_is_served_as_the_readme_says"),
+    ),
+    (
+        "claude mcp add --transport http -s user skills http://devbox:8080/mcp --header \"Authorization: Bearer PASTE-THE-TOKEN\"",
+        How::There(
+            "tests/claude_code.rs",
+            "readme_words(\"claude mcp add --transport http\")",
+        ),
+    ),
+    (
+        "SKILLS_DIR=/path/to/your/skills skill-mcp --http 127.0.0.1:8080 --http-token-file ~/.skill-mcp-token --http-allow-host skills.example.com",
+        How::Here("the_reverse_proxy_serves_the_team_over_tls"),
     ),
     (
         "skill-mcp check /path/to/your/skills",
@@ -485,6 +507,429 @@ fn python_skill(at: &Path) -> PathBuf {
     .unwrap();
     std::fs::write(dir.join("scripts/hello.py"), "print('hello')\n").unwrap();
     root
+}
+
+/// A request to /mcp on `port` as a teammate's client sends it: `Host`
+/// names the machine as the teammate typed it, `extra` adds headers.
+fn post_as(port: u16, host: &str, body: &str, extra: &[(&str, &str)]) -> common::http::Answer {
+    common::http::raw(port, request_as(host, "POST", body, extra).as_bytes())
+}
+
+/// The bytes of a request to /mcp naming `host`.
+fn request_as(host: &str, method: &str, body: &str, extra: &[(&str, &str)]) -> String {
+    let mut req = format!(
+        "{method} /mcp HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nConnection: close\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    for (k, v) in extra {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    req.push_str("\r\n");
+    req.push_str(body);
+    req
+}
+
+fn initialize_body() -> String {
+    common::http::rpc(
+        1,
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "teammate", "version": "0"}}),
+    )
+}
+
+/// "Serve a team over HTTP": the README's token command, as written, makes
+/// a token only its owner can read; its serving command, as written but
+/// on a free port (`Served::start` says how), serves a teammate who names
+/// the allowed host and brings the token — the skills, and no
+/// `skill_run` — and refuses one who names another host (403, naming the
+/// flag) or brings no token (401). Without `--http-allow-host` the same
+/// command says at start that teammates will be refused (HTTP-018).
+#[test]
+fn a_team_is_served_as_the_readme_says() {
+    let lines = mine("a_team_is_served_as_the_readme_says");
+    let [make, serve] = &lines[..] else {
+        panic!("the token command and the serving command: {lines:?}")
+    };
+    let (make, serve) = (&make.command, &serve.command);
+    assert!(make.starts_with("(umask 077; openssl rand") && serve.contains("--http 0.0.0.0:"));
+    let home = tempfile::tempdir().unwrap();
+    let token = readme::make_token(home.path());
+    let file = home.path().join(".skill-mcp-token");
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600, "{make}: the token file is readable by others");
+    assert!(
+        token.len() == 64 && token.bytes().all(|b| b.is_ascii_hexdigit()),
+        "{make}: {token:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        format!("{token}\n")
+    );
+
+    let skills = your_skills();
+    let served = readme::Served::start(serve, skills.path(), home.path(), &[]);
+    let later = served.says_within(std::time::Duration::from_secs(1));
+    assert!(
+        !served
+            .said
+            .iter()
+            .chain(&later)
+            .any(|l| l.contains("--http-allow-host NAME")),
+        "{serve}: a named host, yet it warns: {:?} {later:?}",
+        served.said
+    );
+    let bearer = format!("Bearer {token}");
+    let port = served.port;
+    // A teammate's client, with the host name and the port of the README.
+    let a = post_as(
+        port,
+        "devbox:8080",
+        &initialize_body(),
+        &[("Authorization", &bearer)],
+    );
+    assert_eq!(a.status, 200, "{serve}: {a:?}");
+    assert_eq!(
+        a.json()["result"]["serverInfo"]["name"],
+        "skill-mcp",
+        "{a:?}"
+    );
+    let session = a.header("mcp-session-id").expect("a session").to_owned();
+    let with = [
+        ("Authorization", bearer.as_str()),
+        ("Mcp-Session-Id", &session),
+    ];
+    let n = post_as(
+        port,
+        "devbox:8080",
+        &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string(),
+        &with,
+    );
+    assert_eq!(n.status, 202, "{n:?}");
+    let tools = post_as(
+        port,
+        "devbox:8080",
+        &common::http::rpc(2, "tools/list", json!({})),
+        &with,
+    );
+    let tools = tools.json();
+    let mut offered = common::http::tool_names(&tools);
+    offered.sort_unstable();
+    assert_eq!(
+        offered,
+        ["skill_file", "skill_list", "skill_load"],
+        "scripts are off over HTTP"
+    );
+    let list = post_as(
+        port,
+        "devbox:8080",
+        &common::http::rpc(
+            3,
+            "tools/call",
+            json!({"name": "skill_list", "arguments": {}}),
+        ),
+        &with,
+    );
+    assert_eq!(
+        names(&list.json()["result"]["structuredContent"]),
+        ["alpha", "beta"],
+        "{list:?}"
+    );
+    // Another name: 403, saying which flag would allow it.
+    let other = post_as(
+        port,
+        "otherbox:8080",
+        &initialize_body(),
+        &[("Authorization", &bearer)],
+    );
+    assert_eq!(other.status, 403, "{other:?}");
+    assert!(
+        other.body.contains("the Host header names \"otherbox\"")
+            && other.body.contains("--http-allow-host \"otherbox\""),
+        "{other:?}"
+    );
+    // No token: 401.
+    let none = post_as(port, "devbox:8080", &initialize_body(), &[]);
+    assert_eq!(none.status, 401, "{none:?}");
+    assert!(none.header("www-authenticate").is_some(), "{none:?}");
+    drop(served);
+
+    // The same command without the flag: the owner is told (HTTP-018).
+    let bare = serve.replace(" --http-allow-host devbox", "");
+    assert_ne!(&bare, serve);
+    let served = readme::Served::start(&bare, skills.path(), home.path(), &[]);
+    let said = [
+        served.said.clone(),
+        served.says_within(std::time::Duration::from_secs(2)),
+    ]
+    .concat()
+    .join("\n");
+    assert!(
+        said.contains("refused") && said.contains("--http-allow-host NAME"),
+        "{bare}: {said}"
+    );
+    let refused = post_as(
+        served.port,
+        "devbox:8080",
+        &initialize_body(),
+        &[("Authorization", &bearer)],
+    );
+    assert_eq!(refused.status, 403, "{refused:?}");
+}
+
+/// One request over TLS to `port`, verifying the certificate against
+/// `ca` for `name` (`openssl s_client`, which .ci/run installs): the
+/// answer, read until the proxy closes the connection.
+fn over_tls(port: u16, name: &str, ca: &Path, request: &str) -> common::http::Answer {
+    use std::io::Write;
+    let mut child = tls_client(port, name, ca);
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(request.as_bytes())
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert!(
+        !o.stdout.is_empty(),
+        "no answer over TLS: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    common::http::parse(&o.stdout)
+}
+
+fn tls_client(port: u16, name: &str, ca: &Path) -> std::process::Child {
+    Command::new("openssl")
+        .args(["s_client", "-quiet", "-verify_return_error", "-connect"])
+        .arg(format!("127.0.0.1:{port}"))
+        .args(["-servername", name, "-verify_hostname", name, "-CAfile"])
+        .arg(ca)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("openssl runs (.ci/run installs it)")
+}
+
+/// "Serve a team over HTTP", behind a reverse proxy: the README's loopback
+/// serving command (as written, on a free port) behind the README's nginx
+/// block (Debian's nginx, as in tests/replicas.rs; its certificate, port
+/// and upstream port substituted: a self-signed certificate for
+/// skills.example.com made with openssl). Over TLS, verified for that
+/// name: the token and the allowed name open a session, whose answers and
+/// event stream come through (the stream's first event while it stays
+/// open: nothing buffers it — the server's `X-Accel-Buffering: no` alone
+/// would see to that in nginx, so `proxy_buffering off` is the block's
+/// word to other proxies, not something this can tell apart); the proxy
+/// passes on the `Host` (another name is the server's 403) and the
+/// `Authorization` header (none is the server's 401).
+#[test]
+fn the_reverse_proxy_serves_the_team_over_tls() {
+    use std::io::Read;
+    use std::net::{TcpListener, TcpStream};
+    use std::time::{Duration, Instant};
+
+    let [serve] = &mine("the_reverse_proxy_serves_the_team_over_tls")[..] else {
+        panic!("one command")
+    };
+    let nginx = ["/usr/sbin/nginx", "/usr/bin/nginx"]
+        .into_iter()
+        .find(|p| Path::new(p).is_file())
+        .expect("nginx is not installed: apt-get install nginx (.ci/run does)");
+    let blocks = readme::blocks(&readme::readme(), "nginx");
+    let [block] = &blocks[..] else {
+        panic!("one nginx block in the README: {blocks:?}")
+    };
+    let home = tempfile::tempdir().unwrap();
+    let token = readme::make_token(home.path());
+    let skills = your_skills();
+    let served = readme::Served::start(&serve.command, skills.path(), home.path(), &[]);
+
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (cert, key) = (d.join("cert.pem"), d.join("key.pem"));
+    let o = Command::new("openssl")
+        .args([
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+        ])
+        .args(["-subj", "/CN=skills.example.com"])
+        .args(["-addext", "subjectAltName=DNS:skills.example.com"])
+        .arg("-keyout")
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .output()
+        .expect("openssl runs (.ci/run installs it)");
+    assert!(o.status.success(), "{}", show(&o));
+    let front = {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let mut server = block.clone();
+    for (from, to) in [
+        ("listen 443 ssl;", format!("listen 127.0.0.1:{front} ssl;")),
+        (
+            "/etc/ssl/certs/skills.example.com.pem",
+            cert.display().to_string(),
+        ),
+        (
+            "/etc/ssl/private/skills.example.com.key",
+            key.display().to_string(),
+        ),
+        (
+            "proxy_pass http://127.0.0.1:8080;",
+            format!("proxy_pass http://127.0.0.1:{};", served.port),
+        ),
+    ] {
+        assert!(server.contains(from), "the README's block has no {from:?}");
+        server = server.replace(from, &to);
+    }
+    let dd = d.display();
+    let conf = d.join("nginx.conf");
+    std::fs::write(
+        &conf,
+        format!(
+            "daemon off;\nmaster_process off;\nerror_log {dd}/error.log;\npid {dd}/nginx.pid;\n\
+             events {{ worker_connections 64; }}\n\
+             http {{\n access_log off;\n client_body_temp_path {dd}/body;\n proxy_temp_path {dd}/proxy;\n\
+             fastcgi_temp_path {dd}/fcgi;\n uwsgi_temp_path {dd}/uwsgi;\n scgi_temp_path {dd}/scgi;\n\
+             {server}}}\n"
+        ),
+    )
+    .unwrap();
+    struct Kill(std::process::Child);
+    impl Drop for Kill {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let _nginx = Kill(
+        Command::new(nginx)
+            .arg("-c")
+            .arg(&conf)
+            .arg("-p")
+            .arg(d)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while TcpStream::connect(("127.0.0.1", front)).is_err() {
+        assert!(
+            Instant::now() < deadline,
+            "nginx does not listen: {}",
+            std::fs::read_to_string(d.join("error.log")).unwrap_or_default()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let name = "skills.example.com";
+    let bearer = format!("Bearer {token}");
+    let ask = |host: &str, method: &str, body: &str, extra: &[(&str, &str)]| {
+        over_tls(front, name, &cert, &request_as(host, method, body, extra))
+    };
+    let a = ask(
+        name,
+        "POST",
+        &initialize_body(),
+        &[("Authorization", &bearer)],
+    );
+    assert_eq!(a.status, 200, "{a:?}");
+    assert_eq!(
+        a.json()["result"]["serverInfo"]["name"],
+        "skill-mcp",
+        "{a:?}"
+    );
+    let session = a.header("mcp-session-id").expect("a session").to_owned();
+    let with = [
+        ("Authorization", bearer.as_str()),
+        ("Mcp-Session-Id", &session),
+    ];
+    let n = ask(
+        name,
+        "POST",
+        &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string(),
+        &with,
+    );
+    assert_eq!(n.status, 202, "{n:?}");
+    let list = ask(
+        name,
+        "POST",
+        &common::http::rpc(
+            2,
+            "tools/call",
+            json!({"name": "skill_list", "arguments": {}}),
+        ),
+        &with,
+    );
+    assert_eq!(
+        names(&list.json()["result"]["structuredContent"]),
+        ["alpha", "beta"],
+        "{list:?}"
+    );
+    // The session's event stream: its first event arrives while the
+    // stream stays open.
+    let mut get = tls_client(front, name, &cert);
+    {
+        use std::io::Write;
+        get.stdin
+            .take()
+            .unwrap()
+            .write_all(request_as(name, "GET", "", &with).as_bytes())
+            .unwrap();
+    }
+    let mut out = get.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut seen = Vec::new();
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = out.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            seen.extend_from_slice(&buf[..n]);
+            if String::from_utf8_lossy(&seen).contains("retry:") {
+                let _ = tx.send(String::from_utf8_lossy(&seen).into_owned());
+                return;
+            }
+        }
+        let _ = tx.send(String::from_utf8_lossy(&seen).into_owned());
+    });
+    let stream = rx
+        .recv_timeout(Duration::from_secs(20))
+        .expect("the event stream's first event");
+    assert!(
+        stream.starts_with("HTTP/1.1 200")
+            && stream.contains("text/event-stream")
+            && stream.contains("retry:"),
+        "{stream}"
+    );
+    assert!(
+        get.try_wait().unwrap().is_none(),
+        "the stream ended: {stream}"
+    );
+    let _ = get.kill();
+    let _ = get.wait();
+
+    let other = ask(
+        "other.example.com",
+        "POST",
+        &initialize_body(),
+        &[("Authorization", &bearer)],
+    );
+    assert_eq!(other.status, 403, "{other:?}");
+    assert!(
+        other.body.starts_with("HTTP-003"),
+        "the server's 403: {other:?}"
+    );
+    let none = ask(name, "POST", &initialize_body(), &[]);
+    assert_eq!(none.status, 401, "{none:?}");
+    assert!(
+        none.body.starts_with("HTTP-005"),
+        "the server's 401: {none:?}"
+    );
 }
 
 /// The `--git` install cannot reach GitHub from here. What it depends on

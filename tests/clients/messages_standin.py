@@ -25,6 +25,12 @@ The test also makes this server Claude Code's HTTP(S) proxy: a request for
 anywhere but 127.0.0.1 arrives as CONNECT (or an absolute URL) and is
 recorded as "elsewhere" and refused.
 
+With MESSAGES_STANDIN_HTTP=1 the server is one served over HTTP without
+--http-allow-run (the README's "Serve a team over HTTP"): only the first
+three tools are offered, skill_run must not be, the conversation calls
+those three, and skill_list must list the declared script as unavailable
+over HTTP (HTTP-009).
+
 Usage: messages_standin.py RECORD SKILLS_DIR SKILL FILE SCRIPT
 
 It binds 127.0.0.1 on a free port, prints `PORT <n>` on stdout, and serves
@@ -42,6 +48,7 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 RECORD, SKILLS_DIR, SKILL, FILE, SCRIPT = sys.argv[1:6]
+OVER_HTTP = os.environ.get("MESSAGES_STANDIN_HTTP") == "1"
 RUN_ARGS = ["one", "two words"]
 PREFIX = "mcp__skills__"
 ID_PREFIX = "toolu_standin_"
@@ -70,7 +77,7 @@ EXPECTED_SKILLS = sorted(
 # The conversation, one tool call per turn: (step id, tool, input). When
 # Claude Code defers the MCP tools behind its ToolSearch tool (its default),
 # the conversation first loads them with it, as a model would.
-SKILL_TOOLS = ["skill_list", "skill_load", "skill_file", "skill_run"]
+SKILL_TOOLS = ["skill_list", "skill_load", "skill_file"] + ([] if OVER_HTTP else ["skill_run"])
 SEARCH = ("search", "ToolSearch", {"query": "select:" + ",".join(PREFIX + t for t in SKILL_TOOLS)})
 PLAN = [
     ("list", PREFIX + "skill_list", {}),
@@ -78,6 +85,8 @@ PLAN = [
     ("file", PREFIX + "skill_file", {"name": SKILL, "path": FILE}),
     ("run", PREFIX + "skill_run", {"name": SKILL, "script": SCRIPT, "args": RUN_ARGS}),
 ]
+if OVER_HTTP:
+    PLAN = [step for step in PLAN if step[0] != "run"]
 
 lock = threading.Lock()
 state = {"requests": [], "checks": [], "tool_search": None, "final_text": None, "finished": False}
@@ -126,7 +135,12 @@ def check_result(step, block):
         expect("skill names are the tree's", sorted(s.get("name") for s in skills) == EXPECTED_SKILLS)
         mine = [s for s in skills if s.get("name") == SKILL]
         scripts = [x.get("script") for x in (mine[0].get("scripts") or [])] if mine else []
-        expect("the declared script is listed", SCRIPT in scripts)
+        if OVER_HTTP:
+            unavailable = {x.get("script"): x.get("reason", "") for x in (mine[0].get("unavailableScripts") or [])} if mine else {}
+            expect("no script runnable over HTTP", scripts == [])
+            expect("the declared script is unavailable over HTTP (HTTP-009)", "HTTP-009" in unavailable.get(SCRIPT, ""))
+        else:
+            expect("the declared script is listed", SCRIPT in scripts)
         expect("no problems", got.get("problems") == [])
     elif step == "load":
         expect("name", got.get("name") == SKILL)
@@ -212,7 +226,7 @@ def check_search(block):
 def check_offered(body):
     """Once the conversation is about to call a skill tool: all four are
     offered with their input schemas (after ToolSearch, as deferred tools
-    its result references)."""
+    its result references); over HTTP the first three, and no skill_run."""
     if "offered" in checked:
         return
     checked.add("offered")
@@ -224,6 +238,9 @@ def check_offered(body):
             t is not None and (t.get("input_schema") or {}).get("type") == "object",
             json.dumps(sorted(tools))[:2000],
         )
+    if OVER_HTTP:
+        # Not offered, nor named as a deferred tool anywhere in the request.
+        check(f"offered: no {PREFIX}skill_run over HTTP", PREFIX + "skill_run" not in json.dumps(body), json.dumps(sorted(tools))[:2000])
 
 
 def tool_use_message(steps, i):
