@@ -220,10 +220,14 @@
             # unprivileged conformance cases, through tests/conformance.rs,
             # if the build runs as root). No node on PATH: the tests reach
             # node through the pin (tests/faults.rs checks which). No strace:
-            # SKILL_MCP_CLIENTS=none leaves out nothing_written.
+            # SKILL_MCP_CLIENTS=none leaves out nothing_written. nginx:
+            # tests/replicas.rs and the README's reverse proxy
+            # (tests/readme.rs), which openssl also serves over TLS.
             tests = gate "tests" "tests" [
               pkgs.cargo-nextest
               pkgs.util-linux
+              pkgs.nginx
+              pkgs.openssl
             ] { };
             # The interpreter set of the python3 build (tests/packaging.rs
             # asserts it for whichever build runs it).

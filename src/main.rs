@@ -48,7 +48,7 @@ struct ServeArgs {
     http_token_file: Option<PathBuf>,
     /// Another host name HTTP clients may reach the server by (Host and
     /// Origin headers); loopback names and the bound address always pass.
-    #[arg(long, value_name = "NAME", requires = "http")]
+    #[arg(long, value_name = "NAME", requires = "http", value_parser = skill_mcp::http::parse_host)]
     http_allow_host: Vec<String>,
     /// A browser origin (scheme://host[:port]) whose pages may call the
     /// server: its requests pass the Origin check and get CORS answers.

@@ -725,3 +725,52 @@ fn the_owner_is_told_at_start_what_teammates_will_meet() {
         "{said:?}"
     );
 }
+
+/// HTTP-003, HTTP-005 (found by the README's newcomer run): a host name
+/// with a port or a scheme could never match a `Host` header, and started
+/// a server that refused every teammate; it is a usage error naming the
+/// fix. A token file other users can read is said at start.
+#[test]
+fn an_allowed_host_that_can_never_match_and_a_readable_token_file_are_said() {
+    for bad in ["devbox:8080", "http://devbox", "dev box", ""] {
+        let said = exits_with(
+            &["--http", "127.0.0.1:0", "--http-allow-host", bad],
+            &[],
+            20,
+        )
+        .unwrap_or_else(|| panic!("{bad:?}: the server did not stop"));
+        assert_eq!(said.0, 2, "{bad:?}: {said:?}");
+        assert!(said.1.contains("not a host name"), "{bad:?}: {said:?}");
+    }
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let file = dir.path().join("token");
+    std::fs::write(&file, format!("{TOKEN}\n")).expect("token file");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    let path = file.to_string_lossy().into_owned();
+    let (mut child, lines) = spawn(
+        dir.path(),
+        &[
+            "--http",
+            "127.0.0.1:0",
+            "--http-token-file",
+            &path,
+            "--http-allow-host",
+            "DevBox",
+        ],
+        &[],
+    );
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut said = Vec::new();
+    while !said.iter().any(|l: &String| l.contains("listening on")) {
+        let left = deadline.saturating_duration_since(Instant::now());
+        said.push(lines.recv_timeout(left).expect("the server starts"));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let text = said.join("\n");
+    assert!(
+        text.contains("readable by other users") && text.contains(&format!("chmod 600 {path}")),
+        "{text}"
+    );
+}

@@ -733,10 +733,7 @@ fn the_reverse_proxy_serves_the_team_over_tls() {
     let [serve] = &mine("the_reverse_proxy_serves_the_team_over_tls")[..] else {
         panic!("one command")
     };
-    let nginx = ["/usr/sbin/nginx", "/usr/bin/nginx"]
-        .into_iter()
-        .find(|p| Path::new(p).is_file())
-        .expect("nginx is not installed: apt-get install nginx (.ci/run does)");
+    let nginx = crate::common::nginx();
     let blocks = readme::blocks(&readme::readme(), "nginx");
     let [block] = &blocks[..] else {
         panic!("one nginx block in the README: {blocks:?}")

@@ -308,10 +308,7 @@ fn a_walk_through_nginx_over_three_replicas_holds_every_skill_once() {
             let _ = self.0.wait();
         }
     }
-    let nginx = ["/usr/sbin/nginx", "/usr/bin/nginx"]
-        .into_iter()
-        .find(|p| Path::new(p).is_file())
-        .expect("nginx is not installed: apt-get install nginx (.ci/run does)");
+    let nginx = crate::common::nginx();
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("skills");
     tree(&root, SKILLS);

@@ -120,6 +120,8 @@
           cargo-nextest = pkg "cargo-nextest";
           cargo-insta = pkg "cargo-insta";
           cargo-mutants = pkg "cargo-mutants";
+          nginx = pkg "nginx";
+          openssl = pkg "openssl";
         }
         // lib.optionalAttrs isLinux {
           util-linux = pkg "util-linux";

@@ -378,6 +378,21 @@ fn read_token_file(path: &Path) -> Result<String, String> {
             path.display()
         ));
     }
+    // A secret others can read is no secret: said, not refused (a file a
+    // deployment mounts may carry modes it cannot set).
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = meta.permissions().mode();
+        if mode & 0o044 != 0 {
+            tracing::warn!(
+                "HTTP-005: the token file {} is readable by other users (mode {:04o}); make it yours \
+                 alone: chmod 600 {}",
+                path.display(),
+                mode & 0o7777,
+                path.display()
+            );
+        }
+    }
     let mut bytes = Vec::new();
     f.take(MAX_HTTP_TOKEN_FILE_BYTES)
         .read_to_end(&mut bytes)

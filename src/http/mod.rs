@@ -71,6 +71,38 @@ pub fn parse_addr(s: &str) -> Result<SocketAddr, String> {
     })
 }
 
+/// `--http-allow-host NAME`: a host name or an IP address as teammates
+/// type it, no scheme, port or path (HTTP-003). A `Host` header's port is
+/// not compared, so `devbox:8080` or `http://devbox` could never match and
+/// every request would be refused: they are usage errors instead.
+pub fn parse_host(s: &str) -> Result<String, String> {
+    let bare = s
+        .strip_prefix('[')
+        .and_then(|t| t.strip_suffix(']'))
+        .unwrap_or(s);
+    if bare.parse::<IpAddr>().is_ok() {
+        return Ok(s.to_owned());
+    }
+    let name = !s.is_empty()
+        && s.len() <= 253
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'-' || b == b'_');
+    if name {
+        return Ok(s.to_owned());
+    }
+    let hint = if s.contains("://") {
+        "leave out the scheme"
+    } else if s.contains(':') {
+        "leave out the port: any port of an allowed name passes"
+    } else {
+        "a host name has letters, digits, dots and dashes only"
+    };
+    Err(format!(
+        "{s:?} is not a host name ({hint}); give the name or IP address teammates reach this machine by, \
+         e.g. devbox, devbox.example.com or 192.168.1.20"
+    ))
+}
+
 /// `--http-allow-origin ORIGIN`: `http://` or `https://` a host and an
 /// optional port, nothing after (HTTP-017).
 pub fn parse_origin(s: &str) -> Result<String, String> {

@@ -389,3 +389,18 @@ pub fn setting_problem(list: &Value, var: &str, case: &str) -> String {
     assert_eq!(p["reason"], "setting", "{case}: {p}");
     p["detail"].as_str().unwrap_or_default().to_owned()
 }
+
+/// Debian's nginx (`.ci/run` installs it), or one on `PATH` (the Nix
+/// sandbox's, from the flake's tests gate).
+pub fn nginx() -> std::path::PathBuf {
+    let on_path = std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+        .map(|d| d.join("nginx"));
+    ["/usr/sbin/nginx", "/usr/bin/nginx"]
+        .into_iter()
+        .map(std::path::PathBuf::from)
+        .chain(on_path)
+        .find(|p| p.is_file())
+        .expect("nginx is not installed: apt-get install nginx (.ci/run does)")
+}
