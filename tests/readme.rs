@@ -1252,10 +1252,17 @@ fn the_mcp_host_example_runs_only_as_the_readme_says() {
 fn the_gates_prerequisites_are_complete() {
     let run = std::fs::read_to_string(Path::new(ROOT).join(".ci/run")).unwrap();
     let contributing = std::fs::read_to_string(Path::new(ROOT).join("CONTRIBUTING.md")).unwrap();
+    // `command -v TOOL` checks, and `need TOOL PACKAGE WHY` installs.
     let needed: BTreeSet<&str> = run
         .split("command -v ")
         .skip(1)
         .filter_map(|s| s.split_whitespace().next())
+        .filter(|t| !t.starts_with('"'))
+        .chain(
+            run.lines()
+                .filter_map(|l| l.strip_prefix("need "))
+                .filter_map(|l| l.split_whitespace().next()),
+        )
         .collect();
     assert!(needed.len() >= 6, "{needed:?}");
     for tool in &needed {
@@ -1267,6 +1274,50 @@ fn the_gates_prerequisites_are_complete() {
     assert!(
         contributing.contains("SKIP_NIX_CHECK=1") && contributing.contains("needs root"),
         "CONTRIBUTING.md says the apt step needs root, and how to do without it"
+    );
+}
+
+/// DOC-005 (issue 41 §2): `.ci/run`, as root on a machine whose apt fails,
+/// stops at the first tool it could not install, naming the package and
+/// what to do, before any test runs; it says what it installs first.
+#[test]
+fn the_ci_entry_stops_with_its_own_hint_when_an_install_fails() {
+    let bin = tempfile::tempdir().unwrap();
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let find = |name: &str| {
+        std::env::split_paths(&path)
+            .map(|d| d.join(name))
+            .find(|p| p.is_file())
+            .unwrap_or_else(|| panic!("no {name} on PATH"))
+    };
+    let bash = find("bash");
+    std::os::unix::fs::symlink(find("dirname"), bin.path().join("dirname")).unwrap();
+    let script = |name: &str, body: &str| {
+        let p = bin.path().join(name);
+        std::fs::write(&p, format!("#!{}\n{body}\n", bash.display())).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    };
+    script("id", "echo 0");
+    script("cargo", "exit 0");
+    script(
+        "apt-get",
+        "echo 'E: Unable to locate package' >&2; exit 100",
+    );
+    let o = Command::new(&bash)
+        .arg(Path::new(ROOT).join(".ci/run"))
+        .env_clear()
+        .env("PATH", bin.path())
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    assert!(out.contains("installing Debian's nodejs"), "{}", show(&o));
+    assert!(
+        err.contains("nodejs") && err.contains("install") && !err.contains("command not found"),
+        "{}",
+        show(&o)
     );
 }
 
@@ -1321,6 +1372,18 @@ fn the_nix_check_without_nix_or_root_says_how_to_go_on() {
     assert_eq!(o.status.code(), Some(0), "{}", show(&o));
     assert!(
         String::from_utf8_lossy(&o.stdout).contains("SKIPPED"),
+        "{}",
+        show(&o)
+    );
+    // As root with an apt that fails (issue 41 §2: it died with "nix:
+    // command not found", exit 127): its own hint, exit 1.
+    script("id", "echo 0");
+    let o = nix_check(false);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(called.exists(), "apt-get was not tried as root");
+    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    assert!(
+        err.contains("SKIP_NIX_CHECK=1") && !err.contains("command not found"),
         "{}",
         show(&o)
     );
