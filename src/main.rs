@@ -124,7 +124,7 @@ struct CheckArgs {
 fn main() -> ExitCode {
     fixed_mmap_threshold();
     // Usage errors exit 2, --help and --version 0 (clap's conventions).
-    let cli = Cli::parse();
+    let cli = Cli::try_parse().unwrap_or_else(|e| usage_error(e));
     // The environment is read here, once and first: serving wipes it below
     // (RUN-024), so nothing may read it later; everything downstream gets
     // it from this `Config`, the log filter included.
@@ -160,6 +160,70 @@ fn main() -> ExitCode {
         // (spec RUN-024's Decision): it leaves its process as it was.
         Some(Command::Check(args)) => run_check(config, args),
     }
+}
+
+/// The serving options: given to `check`, they are a mistake about what
+/// `check` is, not a typo.
+const SERVING_FLAGS: [&str; 7] = [
+    "--watch",
+    "--http",
+    "--http-token-file",
+    "--http-allow-host",
+    "--http-allow-origin",
+    "--http-allow-run",
+    "--no-elicit",
+];
+
+/// A usage error answered with its fix (issue 41 §4, CHECK-016), exit 2.
+/// clap's own words stay for the rest, but for its tip "to pass '--x' as a
+/// value, use '-- --x'", which no command of this one takes.
+fn usage_error(e: clap::Error) -> ! {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    let given = |k| match e.get(k) {
+        Some(ContextValue::String(s)) => s.clone(),
+        _ => String::new(),
+    };
+    let message = match e.kind() {
+        ErrorKind::InvalidSubcommand => {
+            let word = given(ContextKind::InvalidSubcommand);
+            if word.contains('/') || word.starts_with('.') || std::path::Path::new(&word).is_dir() {
+                format!(
+                    "skill-mcp takes no folder as an argument. To serve {word}, set SKILLS_DIR: \
+                     `SKILLS_DIR={word} skill-mcp`; to see what it would serve: `skill-mcp check {word}`"
+                )
+            } else {
+                let like = match e.get(ContextKind::SuggestedSubcommand) {
+                    Some(ContextValue::String(s)) => format!(" (did you mean {s}?)"),
+                    Some(ContextValue::Strings(s)) if !s.is_empty() => {
+                        format!(" (did you mean {}?)", s.join(" or "))
+                    }
+                    _ => String::new(),
+                };
+                format!(
+                    "'{word}' is not a command of skill-mcp{like}: its commands are serve (the default) and check"
+                )
+            }
+        }
+        ErrorKind::UnknownArgument => {
+            let arg = given(ContextKind::InvalidArg);
+            let flag = arg.split('=').next().unwrap_or_default();
+            let in_check = std::env::args().skip(1).any(|a| a == "check");
+            if in_check && SERVING_FLAGS.contains(&flag) {
+                format!(
+                    "{flag} applies to serving (`skill-mcp {flag} …` or `skill-mcp serve {flag} …`); `check` \
+                     reads the roots once and takes only --format and --strict"
+                )
+            } else {
+                let like = match e.get(ContextKind::SuggestedArg) {
+                    Some(ContextValue::String(s)) => format!("; did you mean {s}?"),
+                    _ => String::new(),
+                };
+                format!("unexpected argument '{arg}'{like} (`skill-mcp --help` lists the options)")
+            }
+        }
+        _ => e.exit(),
+    };
+    Cli::command().error(e.kind(), message).exit()
 }
 
 /// The log filter (SRV-010). Unset: `warn`, with rmcp's own warn lines —

@@ -524,17 +524,26 @@ fn untrusted_names_cannot_drive_the_terminal() {
     assert!(!out.contains('\u{1b}') && !out.contains('\u{7}') && !out.contains('\u{202e}'));
 }
 
-// CHECK-015 — an empty tree passes with a warning, and fails with --strict.
+// CHECK-015 — an empty tree fails, naming the layouts it looked for
+// (issue 41 §4: it said "check passed: 0 skills served" and exited 0).
 #[test]
-fn no_skills_is_a_warning() {
+fn no_skills_fails_the_check() {
     let tmp = tempfile::tempdir().unwrap();
     let o = run_in(tmp.path(), &["check", "."], &[]);
     let out = stdout(&o);
-    assert_eq!(code(&o), 0, "{out}");
+    assert_eq!(code(&o), 1, "{out}");
     assert!(
-        out.contains(": warning[no-skills]: no skill was found"),
+        out.contains(": error[no-skills]: no skill was found"),
         "{out}"
     );
+    for layout in [
+        "<root>/SKILL.md",
+        "<root>/<name>/SKILL.md",
+        "<root>/skills/<name>/SKILL.md",
+    ] {
+        assert!(out.contains(layout), "{layout}: {out}");
+    }
+    assert!(!out.contains("check passed"), "{out}");
     let o = run_in(tmp.path(), &["check", "--strict", "."], &[]);
     assert_eq!(code(&o), 1);
 }
@@ -824,5 +833,49 @@ fn a_repository_root_points_at_its_skills() {
             "repo/docs: error[no-skill-md]: no SKILL.md in this directory, so it is not a skill\n"
         ),
         "{out}"
+    );
+}
+
+// CHECK-016 (issue 41 §4) — a mistaken command line is answered with its
+// fix: a folder given as an argument says how to serve it and how to check
+// it; a serving option given to `check` says it is one of serving; no tip
+// of the argument library's that no command here takes ("use '-- --watch'").
+#[test]
+fn a_mistaken_command_line_is_answered_with_its_fix() {
+    let tmp = tempfile::tempdir().unwrap();
+    common::skill(tmp.path(), "ok");
+    let dir = tmp.path().to_string_lossy().into_owned();
+    let err = |o: &Output| String::from_utf8_lossy(&o.stderr).into_owned();
+    let o = run(&[&dir]);
+    assert_eq!(code(&o), 2, "{}", err(&o));
+    assert!(stdout(&o).is_empty());
+    assert!(
+        err(&o).contains(&format!("SKILLS_DIR={dir} skill-mcp"))
+            && err(&o).contains(&format!("skill-mcp check {dir}")),
+        "{}",
+        err(&o)
+    );
+    for flag in ["--watch", "--http-allow-run"] {
+        let o = run(&["check", flag, &dir]);
+        assert_eq!(code(&o), 2, "{}", err(&o));
+        assert!(
+            err(&o).contains("applies to serving") && !err(&o).contains("use '--"),
+            "{flag}: {}",
+            err(&o)
+        );
+    }
+    let o = run(&["check", "--strct", &dir]);
+    assert_eq!(code(&o), 2);
+    assert!(
+        err(&o).contains("did you mean --strict") && !err(&o).contains("use '--"),
+        "{}",
+        err(&o)
+    );
+    let o = run(&["chek"]);
+    assert_eq!(code(&o), 2);
+    assert!(
+        err(&o).contains("serve") && err(&o).contains("check"),
+        "{}",
+        err(&o)
     );
 }

@@ -1388,3 +1388,20 @@ fn the_nix_check_without_nix_or_root_says_how_to_go_on() {
         show(&o)
     );
 }
+
+/// DOC-006 (issue 41 §5): the README says that Claude Code's "✔ Connected"
+/// means the process started, not that skills are served, and to run
+/// `check` first or read `skill_list`'s `problems`. (That a folder nobody
+/// can read still connects and is named in the instructions, `problems`
+/// and the log is tests/speak_up.rs's.)
+#[test]
+fn the_readme_says_connected_is_not_served() {
+    let text = readme::readme();
+    let at = text
+        .find("\"✔ Connected\" means the server started, not that it serves your skills")
+        .expect("the README says what Connected means");
+    let para = &text[at..text[at..].find("\n\n").map_or(text.len(), |e| at + e)];
+    for needed in ["skill-mcp check /path/to/your/skills", "`problems`", "~"] {
+        assert!(para.contains(needed), "{needed}: {para}");
+    }
+}

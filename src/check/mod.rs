@@ -85,7 +85,7 @@ pub(crate) enum Rule {
     /// The SKILL.md body is over 500 lines (CHECK-012).
     #[serde(rename = "agentskills-body")]
     Body,
-    /// No skill at all under the roots (CHECK-015).
+    /// No skill at all under the roots: an error (CHECK-015).
     #[serde(rename = "no-skills")]
     NoSkills,
 }
@@ -259,13 +259,19 @@ impl Report {
             findings.extend(skill_warnings(skill, &list.problems));
         }
         if list.skills.is_empty() {
-            findings.push(Finding::warning(
-                Rule::NoSkills,
-                &list.roots.join(":"),
-                "no skill was found under these roots: a skill is a directory holding SKILL.md, \
-                 at <root>/SKILL.md, <root>/<name>/SKILL.md or <root>/skills/<name>/SKILL.md"
-                    .into(),
-            ));
+            // An error, not advice (issue 41 §4): a check pointed at the
+            // wrong folder must not pass.
+            findings.push(Finding {
+                severity: Severity::Error,
+                ..Finding::warning(
+                    Rule::NoSkills,
+                    &list.roots.join(":"),
+                    "no skill was found under these roots: a skill is a directory holding SKILL.md, \
+                     looked for at <root>/SKILL.md, <root>/<name>/SKILL.md and \
+                     <root>/skills/<name>/SKILL.md; point check at the folder that holds your skills"
+                        .into(),
+                )
+            });
         }
         Report {
             list,
