@@ -826,3 +826,167 @@ fn a_repository_root_points_at_its_skills() {
         "{out}"
     );
 }
+
+/// One tree as its author meets it (issue 41 §3): `check`'s text report
+/// and JSON findings, `skill_list`'s `problems` through MCP, and the lines
+/// the server logs to stderr at boot.
+struct Seen {
+    text: String,
+    findings: Vec<Value>,
+    problems: Vec<Value>,
+    log: String,
+}
+
+/// `check` run in `cwd` over `roots` (relative to it), and the server
+/// started with those roots as SKILLS_DIR.
+fn seen(cwd: &Path, roots: &[&str]) -> Seen {
+    let mut args = vec!["check"];
+    args.extend(roots);
+    let text = stdout(&run_in(cwd, &args, &[]));
+    let mut args = vec!["check", "--format", "json"];
+    args.extend(roots);
+    let report: Value = serde_json::from_str(&stdout(&run_in(cwd, &args, &[]))).unwrap();
+    let findings = report["findings"].as_array().cloned().unwrap_or_default();
+    let dirs: Vec<String> = roots
+        .iter()
+        .map(|r| cwd.join(r).to_string_lossy().into_owned())
+        .collect();
+    let log_file = tempfile::NamedTempFile::new().unwrap();
+    let mut s = common::Session::start_logging(
+        Command::new(BIN),
+        &[("SKILLS_DIR", &dirs.join(":"))],
+        log_file.reopen().unwrap().into(),
+    );
+    let list = s.tool("skill_list", serde_json::json!({}));
+    assert!(s.finish().success());
+    Seen {
+        text,
+        findings,
+        problems: list["problems"].as_array().cloned().unwrap_or_default(),
+        log: std::fs::read_to_string(log_file.path()).unwrap(),
+    }
+}
+
+impl Seen {
+    /// Each of the four says `detail` (which ends with its position) about
+    /// `path` (absolute; `shown` as the text report shows it) at
+    /// `line:column`, as the one `reason` entry there is.
+    fn says_once(
+        &self,
+        reason: &str,
+        path: &Path,
+        shown: &str,
+        at: Option<(u64, u64)>,
+        detail: &str,
+    ) {
+        let path = path.to_str().unwrap();
+        let about: Vec<&Value> = self.problems.iter().filter(|p| p["path"] == path).collect();
+        assert_eq!(
+            about.len(),
+            1,
+            "one problem for {path}: {:#?}",
+            self.problems
+        );
+        let p = about[0];
+        assert_eq!(p["reason"], reason, "{p:#}");
+        assert_eq!(p["detail"], detail, "{p:#}");
+        assert_eq!(
+            (p["line"].as_u64(), p["column"].as_u64()),
+            at.map_or((None, None), |(l, c)| (Some(l), Some(c))),
+            "{p:#}"
+        );
+        let about: Vec<&Value> = self.findings.iter().filter(|f| f["path"] == path).collect();
+        assert_eq!(
+            about.len(),
+            1,
+            "one finding for {path}: {:#?}",
+            self.findings
+        );
+        let f = about[0];
+        assert_eq!(
+            (
+                &f["severity"],
+                &f["kind"],
+                &f["message"],
+                &f["line"],
+                &f["column"]
+            ),
+            (
+                &"error".into(),
+                &reason.into(),
+                &detail.into(),
+                &p["line"],
+                &p["column"]
+            ),
+            "{f:#}"
+        );
+        // The text report leads with the place and says the rest once.
+        let heading = match at {
+            Some((l, c)) => format!(
+                "{shown}:{l}:{c}: error[{reason}]: {}\n",
+                detail
+                    .strip_suffix(&format!(" (line {l}, column {c})"))
+                    .unwrap()
+            ),
+            None => format!("{shown}: error[{reason}]: {detail}\n"),
+        };
+        assert!(
+            self.text.contains(&heading),
+            "missing {heading:?} in\n{}",
+            self.text
+        );
+        assert_eq!(
+            self.text.matches(&format!("{shown}:")).count(),
+            1,
+            "{}",
+            self.text
+        );
+        // The log says it in the same words, once.
+        let logged = format!("{reason}: {path}: {detail}\n");
+        assert_eq!(
+            self.log.matches(&logged).count(),
+            1,
+            "{logged:?} in\n{}",
+            self.log
+        );
+        assert_eq!(
+            self.log.matches(&format!(": {path}: ")).count(),
+            1,
+            "{}",
+            self.log
+        );
+    }
+}
+
+// FM-005 (issue 41 §3) — a description holding an unquoted ": " is refused
+// with the parser's position, and the message says what is wrong in the
+// author's words and the line to write instead; the check shows the line
+// with a caret under the colon.
+#[test]
+fn a_colon_in_a_description_says_to_quote_the_value() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cwd = std::fs::canonicalize(tmp.path()).unwrap();
+    write(
+        &cwd,
+        "skills/forms/SKILL.md",
+        "---\nname: forms\ndescription: Fill PDF forms. Use when: the user has a form\n---\nbody\n",
+    );
+    let s = seen(&cwd, &["skills"]);
+    let detail = "SKILL.md frontmatter is not valid YAML: the value of \"description\" holds \": \" (a colon and \
+                  a space), which an unquoted value cannot: YAML reads it as the start of another key; quote the \
+                  value: description: \"Fill PDF forms. Use when: the user has a form\" (line 3, column 38)";
+    s.says_once(
+        "malformed-frontmatter",
+        &cwd.join("skills/forms/SKILL.md"),
+        "skills/forms/SKILL.md",
+        Some((3, 38)),
+        detail,
+    );
+    assert!(
+        s.text.contains(
+            "3 | description: Fill PDF forms. Use when: the user has a form\n  |                                      ^\n"
+        ),
+        "{}",
+        s.text
+    );
+}
