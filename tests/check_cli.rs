@@ -154,7 +154,7 @@ fn an_anthropics_skills_layout() {
     );
     assert!(
         out.contains(
-            "tests/fixtures/check/anthropic-like/template/SKILL.md: error[name-mismatch]: frontmatter names it \"template-skill\""
+            "tests/fixtures/check/anthropic-like/template/SKILL.md:2:7: error[name-mismatch]: the frontmatter says name \"template-skill\", but the folder is \"template\""
         ),
         "{out}"
     );
@@ -189,12 +189,12 @@ fn a_broken_tree_prints_each_problem_with_its_location() {
         "5 |   version: 2\n  |            ^\n",
         "unknown-key/SKILL.md:4:7: warning[unknown-key]: unknown frontmatter key \"tags\" (ignored): neither the Agent Skills spec nor Claude Code defines it; keep fields of your own under \"metadata\"\n  |\n4 | tags: [demo, fixtures]\n  |       ^\n",
         "missing-script/SKILL.md: error[declared-script-missing]: declares \"scripts/gone.js\"",
-        "renamed/SKILL.md: error[name-mismatch]: frontmatter names it \"renamed-skill\"",
+        "renamed/SKILL.md:2:7: error[name-mismatch]: the frontmatter says name \"renamed-skill\", but the folder is \"renamed\"",
         "unclosed/SKILL.md: error[malformed-frontmatter]: SKILL.md frontmatter is never closed",
         "escape: error[symlink-escape]: ",
         "latin1/SKILL.md: error[unreadable-skill-md]: SKILL.md is not valid UTF-8",
-        "Loud_Name/SKILL.md: error[skills-extension]: ",
-        "no-description/SKILL.md: error[skills-extension]: ",
+        "Loud_Name/SKILL.md:2:7: error[skills-extension]: the name \"Loud_Name\" (the folder's, and its name:) is not one SEP-2640 takes",
+        "no-description/SKILL.md:4:1: error[skills-extension]: no \"description\" in the frontmatter: add a line description: ",
     ] {
         assert!(out.contains(want), "missing {want:?} in\n{out}");
     }
@@ -986,6 +986,71 @@ fn a_colon_in_a_description_says_to_quote_the_value() {
         s.text.contains(
             "3 | description: Fill PDF forms. Use when: the user has a form\n  |                                      ^\n"
         ),
+        "{}",
+        s.text
+    );
+}
+
+// DISC-002, SKX-006 (issue 41 §3) — a folder named unlike its skill is one
+// report at the `name:` value, with both fixes, and the Skills extension's
+// consequence is part of it, not a second `skills-extension` problem.
+#[test]
+fn a_folder_named_unlike_its_skill_is_one_report_with_its_fix() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cwd = std::fs::canonicalize(tmp.path()).unwrap();
+    write(
+        &cwd,
+        "skills/postgresql/SKILL.md",
+        "---\nname: postgresql-table-design\ndescription: Designs tables.\n---\nbody\n",
+    );
+    let s = seen(&cwd, &["skills"]);
+    let detail = "the frontmatter says name \"postgresql-table-design\", but the folder is \"postgresql\", and a skill \
+                  is served under its folder's name: it is served as \"postgresql\" (the name skill_load and a grant \
+                  use); make the two agree: change this line to name: postgresql, or rename the folder to \
+                  \"postgresql-table-design\"; this is also why the MCP Skills extension (SEP-2640) leaves it out of \
+                  skills/list and skills/get (line 2, column 7)";
+    s.says_once(
+        "name-mismatch",
+        &cwd.join("skills/postgresql/SKILL.md"),
+        "skills/postgresql/SKILL.md",
+        Some((2, 7)),
+        detail,
+    );
+    assert!(!s.text.contains("skills-extension"), "{}", s.text);
+    assert!(
+        s.text
+            .contains("check failed: 1 skill served; 1 error, 0 warnings"),
+        "{}",
+        s.text
+    );
+}
+
+// SKX-006 (issue 41 §3) — a skill with no description is told to add one,
+// at the line that closes its frontmatter, and why it matters.
+#[test]
+fn a_missing_description_says_to_add_one_and_where() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cwd = std::fs::canonicalize(tmp.path()).unwrap();
+    write(
+        &cwd,
+        "skills/notes/SKILL.md",
+        "---\nname: notes\nlicense: MIT\n---\nbody\n",
+    );
+    let s = seen(&cwd, &["skills"]);
+    let detail = "no \"description\" in the frontmatter: add a line description: <what the skill does, and when to \
+                  use it> before the closing \"---\"; until then the MCP Skills extension (SEP-2640) leaves it out of \
+                  skills/list and skills/get (the tools, prompts and resources still serve it) (line 4, column 1)";
+    s.says_once(
+        "skills-extension",
+        &cwd.join("skills/notes/SKILL.md"),
+        "skills/notes/SKILL.md",
+        Some((4, 1)),
+        detail,
+    );
+    assert!(s.text.contains("4 | ---\n  | ^\n"), "{}", s.text);
+    // The Agent Skills warning would say the same again (CHECK-014).
+    assert!(
+        !s.text.contains("warning[agentskills-description]"),
         "{}",
         s.text
     );

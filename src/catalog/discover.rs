@@ -23,7 +23,7 @@ use crate::problem::{Problem, Reason};
 /// True when `name` can be served as a skill name: it travels in tool
 /// arguments, prompt names and `skill://` URIs, so it is kept to characters
 /// none of them need to escape (DISC-009).
-pub(super) fn is_skill_name(name: &str) -> bool {
+pub(crate) fn is_skill_name(name: &str) -> bool {
     let mut chars = name.chars();
     name.len() <= MAX_SKILL_NAME_BYTES
         && chars.next().is_some_and(|c| c.is_ascii_alphanumeric())

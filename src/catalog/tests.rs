@@ -15,13 +15,7 @@ use crate::limits::MAX_DIRS_PER_SKILL;
 use crate::problem::Reason;
 
 fn scan_of(root: &Path) -> Catalog {
-    let mut env = BTreeMap::new();
-    env.insert(OsString::from("SKILLS_DIR"), root.as_os_str().to_owned());
-    scan(&Config::from_env(
-        env,
-        Path::new("/"),
-        PathBuf::from("/nowhere"),
-    ))
+    scan_root(root)
 }
 
 fn write(root: &Path, rel: &str, text: &str) {

@@ -3,6 +3,10 @@
 //! ("mapping values are not allowed in this context"), not the value the
 //! author wrote or how to write it instead.
 
+use serde_yaml_ng::Value;
+
+use super::core_resolve;
+
 /// The words saphyr gives for a `: ` inside a plain (unquoted) value.
 const COLON_IN_PLAIN: &str = "mapping values are not allowed in this context";
 
@@ -125,11 +129,21 @@ fn quote_words(value: &str) -> &'static str {
     }
 }
 
+/// `s` as the value of a `key: ` line: plain when YAML reads the plain
+/// form back as that very string (a skill name nearly always), else
+/// quoted (`"1.0"`, `"true"`, `"null"`).
+pub(crate) fn scalar(s: &str) -> String {
+    let plain = s.chars().next().is_some_and(|c| c.is_ascii_alphanumeric())
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+        && matches!(core_resolve(s), Ok(Value::String(_)));
+    if plain { s.to_owned() } else { quote(s) }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::frontmatter::parse;
-    use serde_yaml_ng::Value;
 
     /// The message `yaml` (starting on SKILL.md line 2) is refused with.
     fn refused(yaml: &str) -> (String, Option<usize>, Option<usize>) {
@@ -214,5 +228,15 @@ mod tests {
             "{m}"
         );
         assert!(!m.contains("quote the value"), "{m}");
+    }
+
+    #[test]
+    fn a_scalar_is_plain_only_when_it_reads_back_as_itself() {
+        assert_eq!(scalar("pdf"), "pdf");
+        assert_eq!(scalar("my.skill_2"), "my.skill_2");
+        assert_eq!(scalar("1.0"), "\"1.0\"");
+        assert_eq!(scalar("true"), "\"true\"");
+        assert_eq!(scalar("null"), "\"null\"");
+        assert_eq!(scalar("a b"), "\"a b\"");
     }
 }

@@ -28,6 +28,8 @@ mod fixes;
 pub mod keys;
 pub mod simple;
 
+pub(crate) use fixes::scalar;
+
 /// Deepest nesting of collections accepted. Frontmatter is a few levels
 /// deep; the bound keeps a `[[[[…` block from costing recursion.
 const MAX_NESTING: usize = 32;
