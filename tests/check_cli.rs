@@ -1055,3 +1055,45 @@ fn a_missing_description_says_to_add_one_and_where() {
         s.text
     );
 }
+
+// DISC-005 (issue 41 §3) — two roots that share a name (as K-Dense and
+// anthropics/skills share pdf): neither is served, and the name is one
+// report, at the first folder, listing both and saying to rename one or
+// drop a root.
+#[test]
+fn a_name_two_roots_share_is_one_report_listing_both() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cwd = std::fs::canonicalize(tmp.path()).unwrap();
+    common::skill(&cwd.join("kdense"), "pdf");
+    common::skill(&cwd.join("anthropics"), "pdf");
+    common::skill(&cwd.join("anthropics"), "docx");
+    let s = seen(&cwd, &["kdense", "anthropics"]);
+    let (a, b) = (cwd.join("kdense"), cwd.join("anthropics"));
+    let detail = format!(
+        "the skill name \"pdf\" comes from 2 folders, {}/pdf and {}/pdf, so neither is served: a grant names a \
+         skill, and no scan order may choose between them; rename one of them (the folder, and the name: in its \
+         SKILL.md), or drop one of the roots {} and {}",
+        a.display(),
+        b.display(),
+        a.display(),
+        b.display()
+    );
+    s.says_once(
+        "duplicate-name",
+        &a.join("pdf"),
+        "kdense/pdf",
+        None,
+        &detail,
+    );
+    // Nothing is said at the second folder: the one report names it.
+    let second = b.join("pdf");
+    assert!(
+        s.problems
+            .iter()
+            .all(|p| p["path"] != second.to_str().unwrap()),
+        "{:#?}",
+        s.problems
+    );
+    assert!(!s.text.contains("anthropics/pdf:"), "{}", s.text);
+    assert!(s.text.contains("served docx: "), "{}", s.text);
+}
