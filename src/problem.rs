@@ -101,4 +101,35 @@ impl Problem {
         self.column = column;
         self
     }
+
+    /// Adds `more` to what the detail says, before the position `at`
+    /// wrote, so the detail still ends with it: a consequence found by a
+    /// later pass joins the one report of its cause (issue 41 §3).
+    pub(crate) fn amend(&mut self, more: &str) {
+        let at = match (self.line, self.column) {
+            (Some(l), Some(c)) => self
+                .detail
+                .strip_suffix(&format!(" (line {l}, column {c})"))
+                .map(str::len),
+            _ => None,
+        };
+        self.detail
+            .insert_str(at.unwrap_or(self.detail.len()), more);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_amendment_goes_before_the_position() {
+        let mut p =
+            Problem::new("/s/SKILL.md", Reason::NameMismatch, "what; fix").at(Some(2), Some(7));
+        p.amend("; and more");
+        assert_eq!(p.detail, "what; fix; and more (line 2, column 7)");
+        let mut p = Problem::new("/s", Reason::DuplicateName, "what");
+        p.amend("; and more");
+        assert_eq!(p.detail, "what; and more");
+    }
 }

@@ -37,6 +37,7 @@ use unicode_normalization::UnicodeNormalization;
 
 use crate::catalog::{self, Catalog, Skill};
 use crate::fence;
+use crate::frontmatter;
 use crate::limits::{DIGEST_SETTLE_SECS, DIGEST_THREADS, SKX_MAX_RESOURCES, SKX_MAX_SKILL_BYTES};
 use crate::problem::{Problem, Reason};
 use crate::uri;
@@ -337,6 +338,194 @@ fn valid_name(name: &str) -> bool {
     !needs_alphanumeric
 }
 
+/// What leaving a skill out of this door means, said once per report.
+const LEFT_OUT: &str =
+    "the MCP Skills extension (SEP-2640) leaves it out of skills/list and skills/get";
+
+/// SEP-2640's name rule, in words.
+const NAME_RULE: &str = "1-64 lowercase letters, digits and single hyphens";
+
+/// Why `skill` is left out of this door, said as its author needs it
+/// (SKX-006, issue 41 §3): each cause once, where it is and what to write.
+/// A cause the catalog already reported — a `name` unlike the folder's
+/// (`name-mismatch`), a `name` or `description` that is not a string
+/// (`declaration`) — gets this door's consequence added to that one
+/// report; every other cause (no `name`, no or an empty `description`, a
+/// name SEP-2640 does not take) goes into one `skills-extension` problem
+/// at the first cause's line, each with its fix. `validator` (rmcp's
+/// words for the same verdict) is said only when no cause is found, which
+/// the unit tests hold never happens.
+fn left_out(skill: &Skill, validator: String, problems: &mut Vec<Problem>) {
+    let path = skill
+        .dir
+        .join(catalog::SKILL_MD)
+        .to_string_lossy()
+        .into_owned();
+    let dir = skill.name.as_str();
+    let spots = skill.spots;
+    let close = Some((spots.close, 1));
+    let also = format!("; this is also why {LEFT_OUT}");
+    // The catalog's own report of a cause, amended; false when it has none.
+    let mut fold = |reason: Reason, at: Option<(u32, u32)>, more: &str| {
+        let at = at.map(|(l, c)| (Some(l as usize), Some(c as usize)));
+        match problems
+            .iter_mut()
+            .find(|p| p.reason == reason && p.path == path && Some((p.line, p.column)) == at)
+        {
+            Some(p) => {
+                p.amend(more);
+                true
+            }
+            None => false,
+        }
+    };
+    let mut causes: Vec<String> = Vec::new();
+    let mut place: Option<(u32, u32)> = None;
+    let mut folded = false;
+    match skill.frontmatter_name() {
+        // A `name:` that is there but no string is the catalog's report.
+        None if spots.name.is_some() && fold(Reason::Declaration, spots.name, &also) => {
+            folded = true
+        }
+        // No `name:`, or one left empty (null, which the catalog does not
+        // report): the line to write, where.
+        None => {
+            let (wrong, write) = match spots.name {
+                Some(_) => ("\"name\" is empty", "write it as"),
+                None => (
+                    "no \"name\" in the frontmatter",
+                    "add the line before the closing \"---\":",
+                ),
+            };
+            causes.push(match sep_name_like(dir) {
+                _ if valid_name(dir) => format!(
+                    "{wrong}: {write} name: {} (the folder's name)",
+                    frontmatter::scalar(dir)
+                ),
+                Some(like) => format!(
+                    "{wrong}, and the folder's name {dir:?} is not one SEP-2640 takes ({NAME_RULE}): rename the \
+                     folder to {like:?} and {write} name: {like}"
+                ),
+                None => format!(
+                    "{wrong}, and the folder's name {dir:?} is not one SEP-2640 takes ({NAME_RULE}): rename the \
+                     folder to such a name and {write} name: <that name>"
+                ),
+            });
+            place = place.or(spots.name).or(close);
+        }
+        Some(n) if !n.nfkc().eq(dir.nfkc()) => {
+            let more = match (valid_name(n), valid_name(dir)) {
+                (true, true) => also.clone(),
+                // The catalog offers renaming the folder only to a name a
+                // folder can have (DISC-009).
+                (false, true) if catalog::is_skill_name(n) => format!(
+                    "{also}, which takes only name: {}: {n:?} is not a SEP-2640 name ({NAME_RULE})",
+                    frontmatter::scalar(dir)
+                ),
+                (false, true) => also.clone(),
+                (true, false) => format!(
+                    "{also}, which takes only the folder renamed to {n:?}: {dir:?} is not a SEP-2640 name ({NAME_RULE})"
+                ),
+                (false, false) => match sep_name_like(dir) {
+                    Some(like) => format!(
+                        "{also}, which takes neither name: call both the folder and name: {like:?} ({NAME_RULE})"
+                    ),
+                    None => {
+                        format!("{also}, which takes neither name: it needs {NAME_RULE} for both")
+                    }
+                },
+            };
+            if fold(Reason::NameMismatch, spots.name, &more) {
+                folded = true;
+            } else {
+                causes.push(format!("SEP-2640 refuses it: {validator}"));
+                place = place.or(spots.name);
+            }
+        }
+        Some(n) if !valid_name(n) => {
+            causes.push(match sep_name_like(n) {
+                Some(like) => format!(
+                    "the name {n:?} (the folder's, and its name:) is not one SEP-2640 takes ({NAME_RULE}): \
+                     rename the folder and its name: to {like:?}"
+                ),
+                None => format!(
+                    "the name {n:?} (the folder's, and its name:) is not one SEP-2640 takes ({NAME_RULE}): \
+                     rename the folder and its name: to such a name"
+                ),
+            });
+            place = place.or(spots.name);
+        }
+        Some(_) => {}
+    }
+    match skill.description.as_deref() {
+        Some(d) if !d.trim().is_empty() => {}
+        Some(_) => {
+            causes.push(
+                "\"description\" is empty: write what the skill does, and when to use it"
+                    .to_owned(),
+            );
+            place = place.or(spots.description);
+        }
+        // A `description:` that is there but no string is the catalog's
+        // report; one left empty (null) is not, and is said here.
+        None if spots.description.is_some()
+            && fold(Reason::Declaration, spots.description, &also) =>
+        {
+            folded = true
+        }
+        None if spots.description.is_some() => {
+            causes.push(
+                "\"description\" is empty: write what the skill does, and when to use it"
+                    .to_owned(),
+            );
+            place = place.or(spots.description);
+        }
+        None => {
+            causes.push(
+                "no \"description\" in the frontmatter: add a line description: <what the skill does, and when to use it> \
+                 before the closing \"---\""
+                    .to_owned(),
+            );
+            place = place.or(close);
+        }
+    }
+    if causes.is_empty() && !folded {
+        causes.push(format!("SEP-2640 refuses it: {validator}"));
+    }
+    if causes.is_empty() {
+        return;
+    }
+    let (line, column) = place.map_or((None, None), |(l, c)| (Some(l as usize), Some(c as usize)));
+    problems.push(
+        Problem::new(
+            path,
+            Reason::SkillsExtension,
+            format!(
+                "{}; until then {LEFT_OUT} (the tools, prompts and resources still serve it)",
+                causes.join("; ")
+            ),
+        )
+        .at(line, column),
+    );
+}
+
+/// A SEP-2640 name made from `s`, to suggest: lowercase, each run of other
+/// characters one hyphen, none at either end, at most 64; `None` when
+/// nothing is left.
+fn sep_name_like(s: &str) -> Option<String> {
+    let mut out = String::new();
+    for c in s.chars().map(|c| c.to_ascii_lowercase()) {
+        if c.is_ascii_lowercase() || c.is_ascii_digit() {
+            out.push(c);
+        } else if !out.is_empty() && !out.ends_with('-') {
+            out.push('-');
+        }
+    }
+    out.truncate(64);
+    let out = out.trim_end_matches('-').to_owned();
+    valid_name(&out).then_some(out)
+}
+
 /// SKILL.md's frontmatter as SEP-2640 writes it: `name`, `description`,
 /// then every other field (the shape the door reads back into rmcp's
 /// `SkillFrontmatter`).
@@ -349,11 +538,10 @@ struct Front {
 }
 
 impl SkillsView {
-    /// Decides which skills this surface serves; the rest are reported
-    /// (SKX-006).
-    pub(crate) fn boot(catalog: &Catalog) -> (SkillsView, Vec<Problem>) {
+    /// Decides which skills this surface serves; why each other one is
+    /// left out goes into `problems`, in its author's words (SKX-006).
+    pub(crate) fn boot(catalog: &Catalog, problems: &mut Vec<Problem>) -> SkillsView {
         let mut served = Vec::new();
-        let mut problems = Vec::new();
         for (i, skill) in catalog.skills.iter().enumerate() {
             match eligibility(
                 &skill.name,
@@ -361,18 +549,11 @@ impl SkillsView {
                 skill.description.as_deref(),
             ) {
                 Ok(()) => served.push(i),
-                Err(why) => problems.push(Problem::new(
-                    skill.dir.join(catalog::SKILL_MD).to_string_lossy(),
-                    Reason::SkillsExtension,
-                    format!(
-                        "left out of skills/list and skills/get (the MCP Skills extension): {why}; the tools, prompts and \
-                         resources still serve it"
-                    ),
-                )),
+                Err(why) => left_out(skill, why, problems),
             }
         }
         let tables = served.iter().map(|_| Mutex::default()).collect();
-        (SkillsView { served, tables }, problems)
+        SkillsView { served, tables }
     }
 
     /// Indices into `catalog.skills` of the skills this door serves, in
@@ -773,5 +954,201 @@ mod tests {
         .unwrap();
         assert_eq!(validity(&second), validity(&Stamp::from(&at)));
         assert_eq!(validity(&second) & SETTLED, 0);
+    }
+
+    /// The problems of a tree whose skills are `skills` (folder, SKILL.md
+    /// text): the catalog's, then this door's.
+    fn problems_of(skills: &[(&str, &str)]) -> Vec<Problem> {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(tmp.path()).unwrap().join("r");
+        for (dir, text) in skills {
+            std::fs::create_dir_all(root.join(dir)).unwrap();
+            std::fs::write(root.join(dir).join("SKILL.md"), text).unwrap();
+        }
+        let catalog = catalog::scan_root(&root);
+        let mut problems = catalog.problems.clone();
+        SkillsView::boot(&catalog, &mut problems);
+        problems
+    }
+
+    /// Each problem as `reason line:column detail`, the temporary root cut.
+    fn said(problems: &[Problem]) -> Vec<String> {
+        problems
+            .iter()
+            .map(|p| {
+                let file = p.path.rsplit('/').nth(1).unwrap_or_default();
+                format!(
+                    "{} {file}:{}:{} {}",
+                    p.reason.code(),
+                    p.line.unwrap_or(0),
+                    p.column.unwrap_or(0),
+                    p.detail
+                )
+            })
+            .collect()
+    }
+
+    /// A folder named unlike its skill is one report, at the `name:`
+    /// value, with both fixes and this door's consequence (issue 41 §3).
+    #[test]
+    fn a_name_mismatch_is_one_report_with_its_fix_and_the_door_s_consequence() {
+        let got = said(&problems_of(&[(
+            "other",
+            "---\nname: weather\ndescription: d\n---\n",
+        )]));
+        assert_eq!(
+            got,
+            [
+                "name-mismatch other:2:7 the frontmatter says name \"weather\", but the folder is \"other\", and a skill is \
+                 served under its folder's name: it is served as \"other\" (the name skill_load and a grant use); make the \
+                 two agree: change this line to name: other, or rename the folder to \"weather\"; this is also why the MCP \
+                 Skills extension (SEP-2640) leaves it out of skills/list and skills/get (line 2, column 7)"
+            ]
+        );
+    }
+
+    /// Which of the two fixes SEP-2640 also takes, when it takes only one.
+    #[test]
+    fn a_mismatch_says_which_fix_the_door_takes() {
+        let got = said(&problems_of(&[
+            ("lower", "---\nname: Lower_Case\ndescription: d\n---\n"),
+            ("My_Dir", "---\nname: my-dir\ndescription: d\n---\n"),
+            ("Both_Bad", "---\nname: Other_Bad\ndescription: d\n---\n"),
+        ]));
+        assert_eq!(got.len(), 3, "{got:#?}");
+        assert!(
+            got[0].contains("Both_Bad:2:7 ")
+                && got[0].contains(
+                    "which takes neither name: call both the folder and name: \"both-bad\""
+                ),
+            "{got:#?}"
+        );
+        assert!(got[1].contains("My_Dir:2:7 ") && got[1].contains("which takes only the folder renamed to \"my-dir\": \"My_Dir\" is not a SEP-2640 name"), "{got:#?}");
+        assert!(
+            got[2].contains("lower:2:7 ")
+                && got[2].contains(
+                    "which takes only name: lower: \"Lower_Case\" is not a SEP-2640 name"
+                ),
+            "{got:#?}"
+        );
+        assert!(
+            got.iter().all(|p| p.starts_with("name-mismatch ")),
+            "{got:#?}"
+        );
+    }
+
+    /// No description, no name, an empty description and a name SEP-2640
+    /// does not take: each said once, with the line to write and where.
+    #[test]
+    fn what_the_door_needs_is_said_with_the_line_to_write() {
+        let got = said(&problems_of(&[
+            ("nodesc", "---\nname: nodesc\n---\n"),
+            ("noname", "---\ndescription: d\nlicense: MIT\n---\n"),
+            ("blank", "---\nname: blank\ndescription: \"  \"\n---\n"),
+            ("Loud_Name", "---\nname: Loud_Name\ndescription: d\n---\n"),
+            ("neither", "---\nlicense: MIT\n---\n"),
+            ("nullname", "---\nname:\ndescription: d\n---\n"),
+        ]));
+        let tail = "; until then the MCP Skills extension (SEP-2640) leaves it out of skills/list and skills/get \
+                    (the tools, prompts and resources still serve it)";
+        assert_eq!(
+            got,
+            [
+                format!(
+                    "skills-extension Loud_Name:2:7 the name \"Loud_Name\" (the folder's, and its name:) is not one SEP-2640 \
+                     takes (1-64 lowercase letters, digits and single hyphens): rename the folder and its name: to \
+                     \"loud-name\"{tail} (line 2, column 7)"
+                ),
+                format!(
+                    "skills-extension blank:3:14 \"description\" is empty: write what the skill does, and when to use it{tail} \
+                     (line 3, column 14)"
+                ),
+                format!(
+                    "skills-extension neither:3:1 no \"name\" in the frontmatter: add the line before the closing \"---\": \
+                     name: neither (the folder's name); no \"description\" in the frontmatter: add a line description: <what \
+                     the skill does, and when to use it> before the closing \"---\"{tail} (line 3, column 1)"
+                ),
+                format!(
+                    "skills-extension nodesc:3:1 no \"description\" in the frontmatter: add a line description: <what the \
+                     skill does, and when to use it> before the closing \"---\"{tail} (line 3, column 1)"
+                ),
+                format!(
+                    "skills-extension noname:4:1 no \"name\" in the frontmatter: add the line before the closing \"---\": \
+                     name: noname (the folder's name){tail} (line 4, column 1)"
+                ),
+                format!(
+                    "skills-extension nullname:2:5 \"name\" is empty: write it as name: nullname (the folder's \
+                     name){tail} (line 2, column 5)"
+                ),
+            ]
+        );
+    }
+
+    /// A `name` or `description` that is no string is the catalog's
+    /// `declaration` report, which says to quote it; this door's
+    /// consequence joins it rather than being a second report.
+    #[test]
+    fn a_field_that_is_no_string_is_one_report() {
+        let got = said(&problems_of(&[
+            ("numname", "---\nname: 1.0\ndescription: d\n---\n"),
+            ("numdesc", "---\nname: numdesc\ndescription: 12\n---\n"),
+        ]));
+        assert_eq!(
+            got,
+            [
+                "declaration numdesc:3:14 frontmatter \"description\" is not a string (ignored); quote it: description: \
+                 \"12\"; this is also why the MCP Skills extension (SEP-2640) leaves it out of skills/list and skills/get \
+                 (line 3, column 14)",
+                "declaration numname:2:7 frontmatter \"name\" is not a string (ignored); quote it: name: \"1.0\"; this is \
+                 also why the MCP Skills extension (SEP-2640) leaves it out of skills/list and skills/get (line 2, column 7)",
+            ]
+        );
+    }
+
+    /// Every folder name and frontmatter name the verdict test tries: a
+    /// refusal is always said as its cause, never in the validator's words
+    /// alone, and a skill the door carries gets no word at all.
+    #[test]
+    fn every_refusal_is_said_as_its_cause() {
+        let names = [
+            "good",
+            "a-b",
+            "a--b",
+            "-a",
+            "a-",
+            "Loud_Name",
+            "x1",
+            "template",
+            "v1.2",
+            "ünï",
+            "ｆｕｌｌ",
+            "Ⅻ",
+            "a b",
+            "1.0",
+        ];
+        let dirs: Vec<&str> = names
+            .iter()
+            .copied()
+            .filter(|n| catalog::is_skill_name(n))
+            .collect();
+        for dir in &dirs {
+            for fm in names {
+                let text = format!("---\nname: \"{fm}\"\ndescription: d\n---\n");
+                let problems = problems_of(&[(dir, &text)]);
+                let carried = eligibility(dir, Some(fm), Some("d")).is_ok();
+                assert!(
+                    problems
+                        .iter()
+                        .all(|p| !p.detail.contains("SEP-2640 refuses it")),
+                    "{dir} / {fm}: {problems:#?}"
+                );
+                assert_eq!(
+                    problems.iter().any(|p| p.detail.contains("skills/list")),
+                    !carried,
+                    "{dir} / {fm}: {problems:#?}"
+                );
+                assert!(problems.len() <= 1, "{dir} / {fm}: {problems:#?}");
+            }
+        }
     }
 }

@@ -154,7 +154,7 @@ fn an_anthropics_skills_layout() {
     );
     assert!(
         out.contains(
-            "tests/fixtures/check/anthropic-like/template/SKILL.md: error[name-mismatch]: frontmatter names it \"template-skill\""
+            "tests/fixtures/check/anthropic-like/template/SKILL.md:2:7: error[name-mismatch]: the frontmatter says name \"template-skill\", but the folder is \"template\""
         ),
         "{out}"
     );
@@ -189,12 +189,12 @@ fn a_broken_tree_prints_each_problem_with_its_location() {
         "5 |   version: 2\n  |            ^\n",
         "unknown-key/SKILL.md:4:7: warning[unknown-key]: unknown frontmatter key \"tags\" (ignored): neither the Agent Skills spec nor Claude Code defines it; keep fields of your own under \"metadata\"\n  |\n4 | tags: [demo, fixtures]\n  |       ^\n",
         "missing-script/SKILL.md: error[declared-script-missing]: declares \"scripts/gone.js\"",
-        "renamed/SKILL.md: error[name-mismatch]: frontmatter names it \"renamed-skill\"",
+        "renamed/SKILL.md:2:7: error[name-mismatch]: the frontmatter says name \"renamed-skill\", but the folder is \"renamed\"",
         "unclosed/SKILL.md: error[malformed-frontmatter]: SKILL.md frontmatter is never closed",
         "escape: error[symlink-escape]: ",
         "latin1/SKILL.md: error[unreadable-skill-md]: SKILL.md is not valid UTF-8",
-        "Loud_Name/SKILL.md: error[skills-extension]: ",
-        "no-description/SKILL.md: error[skills-extension]: ",
+        "Loud_Name/SKILL.md:2:7: error[skills-extension]: the name \"Loud_Name\" (the folder's, and its name:) is not one SEP-2640 takes",
+        "no-description/SKILL.md:4:1: error[skills-extension]: no \"description\" in the frontmatter: add a line description: ",
     ] {
         assert!(out.contains(want), "missing {want:?} in\n{out}");
     }
@@ -878,4 +878,291 @@ fn a_mistaken_command_line_is_answered_with_its_fix() {
         "{}",
         err(&o)
     );
+}
+
+/// One tree as its author meets it (issue 41 §3): `check`'s text report
+/// and JSON findings, `skill_list`'s `problems` through MCP, and the lines
+/// the server logs to stderr at boot.
+struct Seen {
+    text: String,
+    findings: Vec<Value>,
+    problems: Vec<Value>,
+    log: String,
+}
+
+/// `check` run in `cwd` over `roots` (relative to it), and the server
+/// started with those roots as SKILLS_DIR.
+fn seen(cwd: &Path, roots: &[&str]) -> Seen {
+    let mut args = vec!["check"];
+    args.extend(roots);
+    let text = stdout(&run_in(cwd, &args, &[]));
+    let mut args = vec!["check", "--format", "json"];
+    args.extend(roots);
+    let report: Value = serde_json::from_str(&stdout(&run_in(cwd, &args, &[]))).unwrap();
+    let findings = report["findings"].as_array().cloned().unwrap_or_default();
+    let dirs: Vec<String> = roots
+        .iter()
+        .map(|r| cwd.join(r).to_string_lossy().into_owned())
+        .collect();
+    let log_file = tempfile::NamedTempFile::new().unwrap();
+    let mut s = common::Session::start_logging(
+        Command::new(BIN),
+        &[("SKILLS_DIR", &dirs.join(":"))],
+        log_file.reopen().unwrap().into(),
+    );
+    let list = s.tool("skill_list", serde_json::json!({}));
+    assert!(s.finish().success());
+    Seen {
+        text,
+        findings,
+        problems: list["problems"].as_array().cloned().unwrap_or_default(),
+        log: std::fs::read_to_string(log_file.path()).unwrap(),
+    }
+}
+
+impl Seen {
+    /// Each of the four says `detail` (which ends with its position) about
+    /// `path` (absolute; `shown` as the text report shows it) at
+    /// `line:column`, as the one `reason` entry there is.
+    fn says_once(
+        &self,
+        reason: &str,
+        path: &Path,
+        shown: &str,
+        at: Option<(u64, u64)>,
+        detail: &str,
+    ) {
+        let path = path.to_str().unwrap();
+        let about: Vec<&Value> = self.problems.iter().filter(|p| p["path"] == path).collect();
+        assert_eq!(
+            about.len(),
+            1,
+            "one problem for {path}: {:#?}",
+            self.problems
+        );
+        let p = about[0];
+        assert_eq!(p["reason"], reason, "{p:#}");
+        assert_eq!(p["detail"], detail, "{p:#}");
+        assert_eq!(
+            (p["line"].as_u64(), p["column"].as_u64()),
+            at.map_or((None, None), |(l, c)| (Some(l), Some(c))),
+            "{p:#}"
+        );
+        let about: Vec<&Value> = self.findings.iter().filter(|f| f["path"] == path).collect();
+        assert_eq!(
+            about.len(),
+            1,
+            "one finding for {path}: {:#?}",
+            self.findings
+        );
+        let f = about[0];
+        assert_eq!(
+            (
+                &f["severity"],
+                &f["kind"],
+                &f["message"],
+                &f["line"],
+                &f["column"]
+            ),
+            (
+                &"error".into(),
+                &reason.into(),
+                &detail.into(),
+                &p["line"],
+                &p["column"]
+            ),
+            "{f:#}"
+        );
+        // The text report leads with the place and says the rest once.
+        let heading = match at {
+            Some((l, c)) => format!(
+                "{shown}:{l}:{c}: error[{reason}]: {}\n",
+                detail
+                    .strip_suffix(&format!(" (line {l}, column {c})"))
+                    .unwrap()
+            ),
+            None => format!("{shown}: error[{reason}]: {detail}\n"),
+        };
+        assert!(
+            self.text.contains(&heading),
+            "missing {heading:?} in\n{}",
+            self.text
+        );
+        assert_eq!(
+            self.text.matches(&format!("{shown}:")).count(),
+            1,
+            "{}",
+            self.text
+        );
+        // The log says it in the same words, once.
+        let logged = format!("{reason}: {path}: {detail}\n");
+        assert_eq!(
+            self.log.matches(&logged).count(),
+            1,
+            "{logged:?} in\n{}",
+            self.log
+        );
+        assert_eq!(
+            self.log.matches(&format!(": {path}: ")).count(),
+            1,
+            "{}",
+            self.log
+        );
+    }
+}
+
+// FM-005 (issue 41 §3) — a description holding an unquoted ": " is refused
+// with the parser's position, and the message says what is wrong in the
+// author's words and the line to write instead; the check shows the line
+// with a caret under the colon.
+#[test]
+fn a_colon_in_a_description_says_to_quote_the_value() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cwd = std::fs::canonicalize(tmp.path()).unwrap();
+    write(
+        &cwd,
+        "skills/forms/SKILL.md",
+        "---\nname: forms\ndescription: Fill PDF forms. Use when: the user has a form\n---\nbody\n",
+    );
+    let s = seen(&cwd, &["skills"]);
+    let detail = "SKILL.md frontmatter is not valid YAML: the value of \"description\" holds \": \" (a colon and \
+                  a space), which an unquoted value cannot: YAML reads it as the start of another key; quote the \
+                  value: description: \"Fill PDF forms. Use when: the user has a form\" (line 3, column 38)";
+    s.says_once(
+        "malformed-frontmatter",
+        &cwd.join("skills/forms/SKILL.md"),
+        "skills/forms/SKILL.md",
+        Some((3, 38)),
+        detail,
+    );
+    assert!(
+        s.text.contains(
+            "3 | description: Fill PDF forms. Use when: the user has a form\n  |                                      ^\n"
+        ),
+        "{}",
+        s.text
+    );
+}
+
+// DISC-002, SKX-006 (issue 41 §3) — a folder named unlike its skill is one
+// report at the `name:` value, with both fixes, and the Skills extension's
+// consequence is part of it, not a second `skills-extension` problem.
+#[test]
+fn a_folder_named_unlike_its_skill_is_one_report_with_its_fix() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cwd = std::fs::canonicalize(tmp.path()).unwrap();
+    write(
+        &cwd,
+        "skills/postgresql/SKILL.md",
+        "---\nname: postgresql-table-design\ndescription: Designs tables.\n---\nbody\n",
+    );
+    let s = seen(&cwd, &["skills"]);
+    let detail = "the frontmatter says name \"postgresql-table-design\", but the folder is \"postgresql\", and a skill \
+                  is served under its folder's name: it is served as \"postgresql\" (the name skill_load and a grant \
+                  use); make the two agree: change this line to name: postgresql, or rename the folder to \
+                  \"postgresql-table-design\"; this is also why the MCP Skills extension (SEP-2640) leaves it out of \
+                  skills/list and skills/get (line 2, column 7)";
+    s.says_once(
+        "name-mismatch",
+        &cwd.join("skills/postgresql/SKILL.md"),
+        "skills/postgresql/SKILL.md",
+        Some((2, 7)),
+        detail,
+    );
+    assert!(!s.text.contains("skills-extension"), "{}", s.text);
+    assert!(
+        s.text
+            .contains("check failed: 1 skill served; 1 error, 0 warnings"),
+        "{}",
+        s.text
+    );
+}
+
+// SKX-006 (issue 41 §3) — a skill with no description is told to add one,
+// at the line that closes its frontmatter, and why it matters.
+#[test]
+fn a_missing_description_says_to_add_one_and_where() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cwd = std::fs::canonicalize(tmp.path()).unwrap();
+    write(
+        &cwd,
+        "skills/notes/SKILL.md",
+        "---\nname: notes\nlicense: MIT\n---\nbody\n",
+    );
+    let s = seen(&cwd, &["skills"]);
+    let detail = "no \"description\" in the frontmatter: add a line description: <what the skill does, and when to \
+                  use it> before the closing \"---\"; until then the MCP Skills extension (SEP-2640) leaves it out of \
+                  skills/list and skills/get (the tools, prompts and resources still serve it) (line 4, column 1)";
+    s.says_once(
+        "skills-extension",
+        &cwd.join("skills/notes/SKILL.md"),
+        "skills/notes/SKILL.md",
+        Some((4, 1)),
+        detail,
+    );
+    assert!(s.text.contains("4 | ---\n  | ^\n"), "{}", s.text);
+    // The Agent Skills warning would say the same again (CHECK-014).
+    assert!(
+        !s.text.contains("warning[agentskills-description]"),
+        "{}",
+        s.text
+    );
+}
+
+// DISC-005 (issue 41 §3) — two roots that share a name (as K-Dense and
+// anthropics/skills share pdf): neither is served, and the name is one
+// report, at the first folder, listing both and saying to rename one or
+// drop a root.
+#[test]
+fn a_name_two_roots_share_is_one_report_listing_both() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cwd = std::fs::canonicalize(tmp.path()).unwrap();
+    common::skill(&cwd.join("kdense"), "pdf");
+    common::skill(&cwd.join("anthropics"), "pdf");
+    common::skill(&cwd.join("anthropics"), "docx");
+    let s = seen(&cwd, &["kdense", "anthropics"]);
+    let (a, b) = (cwd.join("kdense"), cwd.join("anthropics"));
+    let detail = format!(
+        "the skill name \"pdf\" comes from 2 folders, {}/pdf and {}/pdf, so neither is served: a grant names a \
+         skill, and no scan order may choose between them; rename one of them (the folder, and the name: in its \
+         SKILL.md), or drop one of the roots {} and {}",
+        a.display(),
+        b.display(),
+        a.display(),
+        b.display()
+    );
+    s.says_once(
+        "duplicate-name",
+        &a.join("pdf"),
+        "kdense/pdf",
+        None,
+        &detail,
+    );
+    // Nothing is said at the second folder: the one report names it.
+    let second = b.join("pdf");
+    assert!(
+        s.problems
+            .iter()
+            .all(|p| p["path"] != second.to_str().unwrap()),
+        "{:#?}",
+        s.problems
+    );
+    assert!(!s.text.contains("anthropics/pdf:"), "{}", s.text);
+    assert!(s.text.contains("served docx: "), "{}", s.text);
+}
+
+// CHECK-015 — skills that were all refused are said by their refusals, not
+// contradicted by "no skill was found" (found with two roots sharing a name).
+#[test]
+fn skills_all_refused_are_not_said_to_be_missing() {
+    let a = tempfile::tempdir().unwrap();
+    let b = tempfile::tempdir().unwrap();
+    common::skill(a.path(), "pdf");
+    common::skill(b.path(), "pdf");
+    let roots = format!("{}:{}", a.path().display(), b.path().display());
+    let o = run_in(a.path(), &["check"], &[("SKILLS_DIR", &roots)]);
+    let out = stdout(&o);
+    assert_eq!(code(&o), 1, "{out}");
+    assert!(out.contains("error[duplicate-name]"), "{out}");
+    assert!(!out.contains("no-skills"), "{out}");
 }

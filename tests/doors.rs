@@ -243,10 +243,18 @@ fn every_door_agrees_on_what_exists_and_what_may_be_read() {
     );
     assert_eq!(bytes_at["skill://beta/blob.bin"], [0u8, 159, 146, 150]);
 
-    // SKX-006: gamma is left out of the Skills extension with its reason,
-    // and every other door still serves it.
-    assert!(has_problem("gamma/SKILL.md", "skills-extension"), "{list}");
+    // SKX-006: gamma is left out of the Skills extension with its reason —
+    // said in its one name-mismatch report, not a second problem (issue 41
+    // §3) — and every other door still serves it.
+    assert!(!has_problem("gamma/SKILL.md", "skills-extension"), "{list}");
     assert!(has_problem("gamma/SKILL.md", "name-mismatch"), "{list}");
+    assert!(
+        problems.iter().any(|p| p["reason"] == "name-mismatch"
+            && p["detail"]
+                .as_str()
+                .is_some_and(|d| d.contains("leaves it out of skills/list and skills/get"))),
+        "{list}"
+    );
     assert!(manifest_names.contains("gamma/notes.md"));
     assert_eq!(bytes_at["skill://gamma/notes.md"], b"gamma notes\n");
     assert!(prompt_names.contains(&"gamma"));

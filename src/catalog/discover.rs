@@ -23,7 +23,7 @@ use crate::problem::{Problem, Reason};
 /// True when `name` can be served as a skill name: it travels in tool
 /// arguments, prompt names and `skill://` URIs, so it is kept to characters
 /// none of them need to escape (DISC-009).
-pub(super) fn is_skill_name(name: &str) -> bool {
+pub(crate) fn is_skill_name(name: &str) -> bool {
     let mut chars = name.chars();
     name.len() <= MAX_SKILL_NAME_BYTES
         && chars.next().is_some_and(|c| c.is_ascii_alphanumeric())
@@ -78,7 +78,8 @@ pub(crate) fn scan(config: &Config) -> Catalog {
 
 /// What the scan does for one name, in the order names were first met.
 enum Step {
-    /// Two or more directories contribute the name: the problems saying so.
+    /// Two or more directories contribute the name: the one problem saying
+    /// so.
     Refused(Vec<Problem>),
     /// One directory does: read it.
     Read {
@@ -153,23 +154,7 @@ pub fn scan_with(config: &Config, how: Parallelism) -> Catalog {
             continue;
         };
         if group.len() > 1 {
-            let dirs: Vec<String> = group.iter().map(|&i| show(&s.candidates[i].real)).collect();
-            let refused = group
-                .iter()
-                .map(|&i| {
-                    Problem::new(
-                        show(&s.candidates[i].real),
-                        Reason::DuplicateName,
-                        format!(
-                            "{} directories all contribute the skill {name:?} ({}); none of them is served, \
-                             because a grant names a skill and no scan order may choose between them",
-                            group.len(),
-                            dirs.join(", ")
-                        ),
-                    )
-                })
-                .collect();
-            steps.push(Step::Refused(refused));
+            steps.push(Step::Refused(vec![duplicate(&name, group, &s)]));
             continue;
         }
         let c = &s.candidates[group[0]];
@@ -218,6 +203,56 @@ pub fn scan_with(config: &Config, how: Parallelism) -> Catalog {
         roots_from: config.roots_from,
         skills,
         problems: s.problems,
+    }
+}
+
+/// The one report of a name that the candidates at `group` (two or
+/// more) all contribute (DISC-005, issue 41 §3): at the first of them, in
+/// root and entry order, naming every one, why none is served, and the
+/// fix — rename all but one, or, when each comes from a root of its own,
+/// drop all but one of those roots.
+fn duplicate(name: &str, group: &[usize], s: &Scan) -> Problem {
+    let dirs: Vec<String> = group.iter().map(|&i| show(&s.candidates[i].real)).collect();
+    let roots: Vec<usize> = group.iter().map(|&i| s.candidates[i].root).collect();
+    let each_its_own_root = roots.iter().collect::<HashSet<_>>().len() == roots.len();
+    let (none, rename) = if group.len() == 2 {
+        (
+            "neither is served",
+            "rename one of them (the folder, and the name: in its SKILL.md)",
+        )
+    } else {
+        (
+            "none of them is served",
+            "rename all but one of them (each folder, and the name: in its SKILL.md)",
+        )
+    };
+    let mut detail = format!(
+        "the skill name {name:?} comes from {} folders, {}, so {none}: a grant names a skill, and no scan \
+         order may choose between them; {rename}",
+        group.len(),
+        and_list(&dirs)
+    );
+    if each_its_own_root {
+        let roots: Vec<String> = roots.iter().map(|&r| s.roots[r].clone()).collect();
+        detail.push_str(&format!(
+            ", or drop {} {}",
+            if roots.len() == 2 {
+                "one of the roots"
+            } else {
+                "all but one of the roots"
+            },
+            and_list(&roots)
+        ));
+    }
+    Problem::new(dirs[0].clone(), Reason::DuplicateName, detail)
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn and_list(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
     }
 }
 

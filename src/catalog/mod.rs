@@ -21,6 +21,7 @@ mod skill_md;
 mod tests;
 mod walk;
 
+pub(crate) use discover::is_skill_name;
 pub(crate) use discover::scan;
 pub use discover::{Parallelism, scan_with};
 pub(crate) use files::FileEntry;
@@ -53,6 +54,23 @@ impl Catalog {
             .ok()
             .map(|i| &self.skills[i])
     }
+}
+
+/// The catalog of the one root `root`, read as a `SKILLS_DIR` entry, for
+/// the tests of the modules above, which need no configuration of their
+/// own.
+#[cfg(test)]
+pub(crate) fn scan_root(root: &Path) -> Catalog {
+    let mut env = std::collections::BTreeMap::new();
+    env.insert(
+        std::ffi::OsString::from("SKILLS_DIR"),
+        root.as_os_str().to_owned(),
+    );
+    scan(&crate::config::Config::from_env(
+        env,
+        Path::new("/"),
+        std::path::PathBuf::from("/nowhere"),
+    ))
 }
 
 /// A path as `roots` and `problems` report it: lossy, as a report is text

@@ -5,13 +5,14 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use super::discover::is_skill_name;
 use super::files::Files;
 use super::show;
 use super::skill_md::{LoadError, SKILL_MD, load_skill_md};
 use super::walk::walk;
 use crate::declaration::{self, Declaration};
 use crate::fence::{self, FenceError};
-use crate::frontmatter::{self, Fields};
+use crate::frontmatter::{self, Fields, Frontmatter, Seg};
 use crate::problem::{Problem, Reason};
 
 /// A served skill.
@@ -30,6 +31,9 @@ pub struct Skill {
     /// differs; SEP-2640 needs it equal to the directory name). Read it
     /// with [`Skill::frontmatter_name`].
     pub(crate) named: Named,
+    /// Where SKILL.md holds its `name` and `description`, and closes its
+    /// frontmatter: the lines a report about them points at.
+    pub(crate) spots: Spots,
     /// Every bundled file, sorted by path bytes; SKILL.md included.
     pub(crate) files: Files,
     pub(crate) bytes: u64,
@@ -54,6 +58,39 @@ pub(crate) enum Named {
     Same,
     /// Another name.
     Other(Box<str>),
+}
+
+/// Where SKILL.md says what the MCP Skills extension checks (SEP-2640):
+/// the `name` and `description` values (SKILL.md line and column, 1-based)
+/// and the line of the `---` that closes the frontmatter, where a missing
+/// key is added. A report about either points the author at the line to
+/// edit (issue 41 §3); twenty bytes a skill.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Spots {
+    pub(crate) name: Option<(u32, u32)>,
+    pub(crate) description: Option<(u32, u32)>,
+    pub(crate) close: u32,
+}
+
+impl Spots {
+    fn of(fm: &Frontmatter, close: usize) -> Spots {
+        let at = |key: &str| {
+            fm.positions
+                .get(&[Seg::Key(key.to_owned())])
+                .map(|(l, c)| (narrow(l), narrow(c)))
+        };
+        Spots {
+            name: at("name"),
+            description: at("description"),
+            close: narrow(close),
+        }
+    }
+}
+
+/// A SKILL.md position as kept: the frontmatter cap keeps every one far
+/// below `u32::MAX`.
+fn narrow(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
 }
 
 impl Skill {
@@ -128,12 +165,14 @@ pub(super) fn read_skill(
     for n in notes.into_iter().chain(decl_notes) {
         problems.push(Problem::new(&md_path, Reason::Declaration, n.message).at(n.line, n.column));
     }
+    let spots = Spots::of(&fm, loaded.closing_line());
     if let Some(fm_name) = fields.name.as_deref().filter(|n| *n != name) {
-        problems.push(Problem::new(
-            &md_path,
-            Reason::NameMismatch,
-            format!("frontmatter names it {fm_name:?}, but a skill is served under its DIRECTORY name; serving it as {name:?}"),
-        ));
+        let (line, column) = spots
+            .name
+            .map_or((None, None), |(l, c)| (Some(l as usize), Some(c as usize)));
+        problems.push(
+            Problem::new(&md_path, Reason::NameMismatch, mismatch(fm_name, &name)).at(line, column),
+        );
     }
     let wanted: Vec<&str> = declaration.run.iter().map(|e| e.script.as_str()).collect();
     let (files, plain) = walk(&dir, &wanted, problems);
@@ -194,10 +233,28 @@ pub(super) fn read_skill(
         description: fields.description,
         when_to_use: fields.when_to_use,
         named,
+        spots,
         files,
         bytes,
         md_digest,
         declaration,
         missing_scripts,
     })
+}
+
+/// A frontmatter `name` unlike the folder's, in the author's words: what
+/// the server does about it and the edit that makes the two agree
+/// (DISC-002, issue 41 §3). Renaming the folder is offered only when the
+/// frontmatter's name could be a folder's (DISC-009).
+pub(crate) fn mismatch(fm_name: &str, name: &str) -> String {
+    let mut fix = format!(
+        "the frontmatter says name {fm_name:?}, but the folder is {name:?}, and a skill is served under its \
+         folder's name: it is served as {name:?} (the name skill_load and a grant use); make the two agree: \
+         change this line to name: {}",
+        frontmatter::scalar(name)
+    );
+    if is_skill_name(fm_name) {
+        fix.push_str(&format!(", or rename the folder to {fm_name:?}"));
+    }
+    fix
 }

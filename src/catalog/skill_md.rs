@@ -95,6 +95,12 @@ impl LoadedMd {
         frontmatter::parse_sparing_block(self.yaml(), self.yaml_line, declaration::BLOCK_KEY)
     }
 
+    /// The SKILL.md line (1-based) of the `---` that closes the
+    /// frontmatter: where a missing key is added, before it.
+    pub(crate) fn closing_line(&self) -> usize {
+        self.yaml_line + self.yaml().matches('\n').count()
+    }
+
     /// The body, verbatim.
     pub(crate) fn body(&self) -> &str {
         self.md.text.get(self.body_offset..).unwrap_or("")

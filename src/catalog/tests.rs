@@ -12,16 +12,10 @@ use super::discover::is_skill_name;
 use super::*;
 use crate::config::{Config, RootsFrom};
 use crate::limits::MAX_DIRS_PER_SKILL;
-use crate::problem::Reason;
+use crate::problem::{Problem, Reason};
 
 fn scan_of(root: &Path) -> Catalog {
-    let mut env = BTreeMap::new();
-    env.insert(OsString::from("SKILLS_DIR"), root.as_os_str().to_owned());
-    scan(&Config::from_env(
-        env,
-        Path::new("/"),
-        PathBuf::from("/nowhere"),
-    ))
+    scan_root(root)
 }
 
 fn write(root: &Path, rel: &str, text: &str) {
@@ -155,29 +149,93 @@ fn declared_scripts_get_the_fence_verdict_whichever_way_they_are_found() {
     assert_eq!(missing, ["out.js", "out-dir/x.js", "dir.js", "gone.js"]);
 }
 
+/// Two roots, one name: neither served, and one report for the name
+/// (issue 41 §3), at the first folder, naming both and the fix — rename
+/// one, or drop a root. Within one root the fix is only the rename; three
+/// folders say "all but one".
 #[test]
-fn duplicates_across_roots_are_both_refused() {
+fn a_duplicate_name_is_one_report_naming_every_folder_and_the_fix() {
     let a = tempfile::tempdir().unwrap();
     let b = tempfile::tempdir().unwrap();
-    write(a.path(), "twin/SKILL.md", &ok("twin"));
-    write(b.path(), "twin/SKILL.md", &ok("twin"));
-    let mut env = BTreeMap::new();
-    env.insert(
-        OsString::from("SKILLS_DIR"),
-        OsString::from(format!("{}:{}", a.path().display(), b.path().display())),
-    );
-    let c = scan(&Config::from_env(
-        env,
-        Path::new("/"),
-        PathBuf::from("/nowhere"),
-    ));
-    assert!(c.skills.is_empty());
-    assert_eq!(
-        c.problems
+    let c = tempfile::tempdir().unwrap();
+    for root in [&a, &b, &c] {
+        write(root.path(), "twin/SKILL.md", &ok("twin"));
+    }
+    // In `a`, a second "solo" under skills/ (layout 3), beside its own.
+    write(a.path(), "solo/SKILL.md", &ok("solo"));
+    write(a.path(), "skills/solo/SKILL.md", &ok("solo"));
+    let scan_roots = |roots: &[&Path]| {
+        let joined: Vec<String> = roots.iter().map(|r| r.display().to_string()).collect();
+        let mut env = BTreeMap::new();
+        env.insert(
+            OsString::from("SKILLS_DIR"),
+            OsString::from(joined.join(":")),
+        );
+        scan(&Config::from_env(
+            env,
+            Path::new("/"),
+            PathBuf::from("/nowhere"),
+        ))
+    };
+    let real = |t: &tempfile::TempDir| fs::canonicalize(t.path()).unwrap();
+    let (a, b, c) = (real(&a), real(&b), real(&c));
+    let (a, b, c) = (a.as_path(), b.as_path(), c.as_path());
+    let dups = |cat: &Catalog| -> Vec<Problem> {
+        cat.problems
             .iter()
             .filter(|p| p.reason == Reason::DuplicateName)
-            .count(),
-        2
+            .cloned()
+            .collect()
+    };
+
+    let cat = scan_roots(&[a, b]);
+    assert_eq!(
+        cat.skills
+            .iter()
+            .map(|s| s.name.as_str())
+            .collect::<Vec<_>>(),
+        Vec::<&str>::new()
+    );
+    let d = dups(&cat);
+    assert_eq!(d.len(), 2, "{d:#?}");
+    let (ta, tb) = (a.join("twin"), b.join("twin"));
+    // In the order the names were met: a/solo before a/twin.
+    assert_eq!(d[1].path, ta.display().to_string());
+    assert_eq!(
+        d[1].detail,
+        format!(
+            "the skill name \"twin\" comes from 2 folders, {} and {}, so neither is served: a grant names a skill, and \
+             no scan order may choose between them; rename one of them (the folder, and the name: in its SKILL.md), \
+             or drop one of the roots {} and {}",
+            ta.display(),
+            tb.display(),
+            a.display(),
+            b.display()
+        )
+    );
+    // One root: the rename alone.
+    assert_eq!(
+        d[0].detail,
+        format!(
+            "the skill name \"solo\" comes from 2 folders, {} and {}, so neither is served: a grant names a skill, and \
+             no scan order may choose between them; rename one of them (the folder, and the name: in its SKILL.md)",
+            a.join("solo").display(),
+            a.join("skills/solo").display()
+        )
+    );
+
+    let d = dups(&scan_roots(&[a, b, c]));
+    assert!(
+        d[1].detail.contains("comes from 3 folders")
+            && d[1].detail.contains("none of them is served")
+            && d[1].detail.contains("rename all but one of them")
+            && d[1].detail.ends_with(&format!(
+                "or drop all but one of the roots {}, {} and {}",
+                a.display(),
+                b.display(),
+                c.display()
+            )),
+        "{d:#?}"
     );
 }
 

@@ -258,7 +258,10 @@ impl Report {
         for skill in &snapshot.catalog.skills {
             findings.extend(skill_warnings(skill, &list.problems));
         }
-        if list.skills.is_empty() {
+        // Only when nothing else explains it: a tree whose skills were all
+        // refused (two roots sharing every name, say) is said by those
+        // refusals, and "no skill was found" would contradict them.
+        if list.skills.is_empty() && list.problems.is_empty() {
             // An error, not advice (issue 41 §4): a check pointed at the
             // wrong folder must not pass.
             findings.push(Finding {

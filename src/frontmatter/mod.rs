@@ -24,8 +24,11 @@ use serde_yaml_ng::{Mapping, Number, Value};
 
 use crate::limits::MAX_FRONTMATTER_BYTES;
 
+mod fixes;
 pub mod keys;
 pub mod simple;
+
+pub(crate) use fixes::scalar;
 
 /// Deepest nesting of collections accepted. Frontmatter is a few levels
 /// deep; the bound keeps a `[[[[…` block from costing recursion.
@@ -331,7 +334,7 @@ pub(crate) fn parse(yaml: &str, yaml_line: usize) -> Result<Frontmatter, Frontma
                 let m = e.marker();
                 return Err(FrontmatterError {
                     rule: FmRule::Syntax,
-                    message: format!("SKILL.md frontmatter is not valid YAML: {}", e.info()),
+                    message: fixes::syntax_message(e.info(), yaml, m.line(), m.col()),
                     line: Some(m.line() + yaml_line - 1),
                     column: Some(m.col() + 1),
                 });
@@ -793,11 +796,19 @@ impl Fields {
         let mut string = |key: &str| match fm.map.get(key) {
             None | Some(Value::Null) => None,
             Some(Value::String(s)) => Some(s.clone()),
-            Some(_) => {
+            Some(v) => {
+                // YAML read a number, a boolean or a collection where text
+                // was meant: the fix is the value written as text.
+                let fix = match v {
+                    Value::Sequence(_) | Value::Mapping(_) | Value::Tagged(_) => {
+                        format!("write it as one line of text, {key}: \"…\"")
+                    }
+                    other => format!("quote it: {key}: {}", fixes::quote(&key_text(other))),
+                };
                 notes.push(Note::at(
                     &fm.positions,
                     &[Seg::Key(key.into())],
-                    format!("frontmatter {key:?} is not a string (ignored)"),
+                    format!("frontmatter {key:?} is not a string (ignored); {fix}"),
                 ));
                 None
             }

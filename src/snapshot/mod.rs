@@ -93,8 +93,7 @@ impl Snapshot {
         let interpreters = Interpreters::resolve(config.var("PATH")).off(config.runs_off);
         let mut problems = catalog.problems.clone();
         problems.extend(grant.problems(&catalog));
-        let (skills_view, view_problems) = SkillsView::boot(&catalog);
-        problems.extend(view_problems);
+        let skills_view = SkillsView::boot(&catalog, &mut problems);
         let budget = setting(&mut problems, ANSWER_BUDGET_VAR, config.answer_budget());
         if let Some(why) = config.watch_refusal() {
             problems.push(Problem::new("SKILL_MCP_WATCH", Reason::Setting, why));
