@@ -5,6 +5,7 @@
 
 mod common;
 
+mod attack_door;
 mod attack_fence_open;
 mod attack_http;
 mod attack_issue26;
