@@ -169,6 +169,19 @@ pub(crate) const KEPT_INLINE_STATS: usize = 4_096;
 /// use (spec SKX-014; git's "racily clean" rule).
 pub(crate) const DIGEST_SETTLE_SECS: u64 = 2;
 
+/// Deepest nesting of arrays and objects a client message may have
+/// (WIRE-009), counted on its bytes before anything is decoded: MCP's
+/// messages nest a few levels (params, arguments, `_meta`), and every
+/// decoder builds a tree as deep.
+pub(crate) const MAX_MESSAGE_DEPTH: usize = 32;
+
+/// Most JSON values a client message may hold (WIRE-009), counted on its
+/// bytes as containers and separators before anything is decoded: a tree
+/// node costs tens of bytes, so a 4 MiB body of two million zeros cost
+/// 403 MB; every tool's arguments are a few dozen values (64 run arguments
+/// at most), and 10,000 leaves room for any client's `_meta`.
+pub(crate) const MAX_MESSAGE_VALUES: usize = 10_000;
+
 /// Largest HTTP request body read (spec HTTP-006): every tool argument is
 /// capped far below it (64 run arguments of 8 KiB, 8 paths, a 1 KiB
 /// query), and with [`MAX_HTTP_IN_FLIGHT`] bodies held at once it bounds

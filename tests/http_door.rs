@@ -533,6 +533,20 @@ fn a_token_source_that_is_no_token_is_refused_at_start_naming_it() {
         said.1.contains("SKILL_MCP_HTTP_TOKEN") && !said.1.contains("file"),
         "{said:?}"
     );
+    // A variable of several lines is a file's text pasted in: refused,
+    // where a file's first line is the token by decision.
+    let pasted = format!("{TOKEN}\n# made on the laptop\n");
+    let said = exits_with(
+        &["--http", "127.0.0.1:0"],
+        &[("SKILL_MCP_HTTP_TOKEN", &pasted)],
+        20,
+    )
+    .expect("the server stops");
+    assert_eq!(said.0, 2, "{said:?}");
+    assert!(
+        said.1.contains("SKILL_MCP_HTTP_TOKEN") && said.1.contains("more than one line"),
+        "{said:?}"
+    );
 }
 
 /// HTTP-016: a body in any encoding but identity is 415 and never parsed.
@@ -732,7 +746,7 @@ fn the_owner_is_told_at_start_what_teammates_will_meet() {
 /// fix. A token file other users can read is said at start.
 #[test]
 fn an_allowed_host_that_can_never_match_and_a_readable_token_file_are_said() {
-    for bad in ["devbox:8080", "http://devbox", "dev box", ""] {
+    for bad in ["devbox:8080", "http://devbox", "dev box", "", ".", "a..b"] {
         let said = exits_with(
             &["--http", "127.0.0.1:0", "--http-allow-host", bad],
             &[],

@@ -125,7 +125,8 @@ impl Access {
             return Err(Refused {
                 status: StatusCode::BAD_REQUEST,
                 message: format!(
-                    "HTTP-014: the request target names the host {}, which is not the Host header's (or not                      one this server answers to); send the path alone (POST /mcp) with Host naming this server",
+                    "HTTP-014: the request target names the host {}, which is not the Host header's (or not \
+                     one this server answers to); send the path alone (POST /mcp) with Host naming this server",
                     excerpt(target.as_str())
                 ),
             });
@@ -175,9 +176,12 @@ impl Access {
         let Some(origin) = headers.get(header::ORIGIN) else {
             return Ok(());
         };
+        // No browser sends userinfo in an Origin (`http://evil@localhost`):
+        // one that does is no page's.
         let host = origin
             .to_str()
             .ok()
+            .filter(|o| !o.contains('@'))
             .and_then(|o| o.parse::<http::Uri>().ok())
             .filter(|u| matches!(u.scheme_str(), Some("http" | "https")))
             .and_then(|u| u.host().map(normalize));
@@ -257,6 +261,16 @@ pub(crate) fn origin(text: &str) -> Option<String> {
         _ => return None,
     };
     let authority = uri.authority()?;
+    // A port past 65535 reads as no port at all (`port_u16` is `None`),
+    // which would make it the scheme's default: no such origin exists.
+    let written_port = authority
+        .as_str()
+        .rsplit_once(':')
+        .filter(|(_, p)| !p.contains(']'))
+        .map(|(_, p)| p);
+    if written_port.is_some_and(|p| p.parse::<u16>().is_err()) {
+        return None;
+    }
     if authority.as_str().contains('@')
         || uri
             .path_and_query()
@@ -312,12 +326,20 @@ pub fn token(file: Option<&Path>, var: Option<&OsStr>) -> Result<Option<String>,
             read_token_file(path)?,
             format!("the first line of the token file {}", path.display()),
         ),
-        (None, Some(v)) => (
-            v.to_str()
-                .ok_or_else(|| format!("HTTP-005: {TOKEN_VAR} is not UTF-8; set it to the token"))?
-                .to_owned(),
-            format!("the bearer token in {TOKEN_VAR}"),
-        ),
+        (None, Some(v)) => {
+            let v = v.to_str().ok_or_else(|| {
+                format!("HTTP-005: {TOKEN_VAR} is not UTF-8; set it to the token")
+            })?;
+            // A file's first line is the token by decision; a variable
+            // holding lines is a mistake (a file's text pasted in whole).
+            if v.trim_end_matches(['\n', '\r']).contains(['\n', '\r']) {
+                return Err(format!(
+                    "HTTP-005: {TOKEN_VAR} holds more than one line; set it to the token alone (or give the file \
+                     with --http-token-file, whose first line is the token)"
+                ));
+            }
+            (v.to_owned(), format!("the bearer token in {TOKEN_VAR}"))
+        }
     };
     // The first line: what follows (a comment, a line an editor added) is
     // not the token; a trailing newline or CR is not part of it.

@@ -10,9 +10,7 @@ use std::time::Duration;
 use rmcp::model::{ClientJsonRpcMessage, ClientRequest};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use crate::limits::{
-    HTTP_BUDGET_WAIT_SECS, MAX_BATCH_BYTES, MAX_BATCH_PATHS, MAX_FILE_BYTES, MAX_STREAM_BYTES,
-};
+use crate::limits::{HTTP_BUDGET_WAIT_SECS, MAX_BATCH_BYTES, MAX_BATCH_PATHS, MAX_FILE_BYTES};
 
 /// A number of bytes that may be held at once, shared by every request.
 pub(crate) struct Budget {
@@ -88,8 +86,13 @@ pub(crate) fn answer_estimate(message: &ClientJsonRpcMessage, answer_chars: usiz
                     .map_or(1, |p| p.len().clamp(1, MAX_BATCH_PATHS));
                 (paths * MAX_FILE_BYTES).min(MAX_BATCH_BYTES)
             }
-            // stdout and stderr, each bounded (RUN-010).
-            "skill_run" => 2 * MAX_STREAM_BYTES,
+            // A run's output (two streams of MAX_STREAM_BYTES, RUN-010)
+            // is counted when its answer is handed over, not before: a
+            // confirmed run first waits up to minutes for a person's
+            // approval (RUN-028), and twelve waiting held the whole budget
+            // from everyone's reads. Runs are one at a time (RUN-011), so
+            // at most one run's answer is built outside the budget.
+            "skill_run" => return SLACK_BYTES,
             "skill_load" => MAX_FILE_BYTES.max(answer_chars),
             _ => answer_chars,
         },

@@ -12,10 +12,14 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::{Context, Poll};
 use std::time::Instant;
 
+use std::future::Future;
+use std::time::Duration;
+
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::TcpStream;
 use tokio::sync::{Notify, OwnedSemaphorePermit};
 
-use crate::limits::MAX_HTTP_CONNECTIONS;
+use crate::limits::{HTTP_WRITE_TIMEOUT_SECS, MAX_HTTP_CONNECTIONS};
 
 /// What a connection is doing, in the order one is closed for a new one:
 /// the first three hold nothing a client is waiting on.
@@ -202,19 +206,93 @@ impl Connections {
     }
 }
 
-/// A connection's I/O, telling its [`Conn`] when a flush has completed.
-pub(crate) struct Watched<S> {
-    inner: S,
+/// A connection's socket: it tells its [`Conn`] when a flush has
+/// completed, and ends a write that waits [`HTTP_WRITE_TIMEOUT_SECS`]
+/// while its client takes nothing (HTTP-008; hyper has no write timeout).
+/// Progress is the client's reading, not the server's writing: the kernel
+/// lets a write in again only once a third of the send buffer has drained,
+/// which a client reading 8 KiB a second does not do within 30 s, so a
+/// timeout on the server's writes alone cut steady slow readers off
+/// mid-answer. While a write waits, the bytes still queued in the socket
+/// (`SIOCOUTQ`) are looked at each time the timeout runs out: fewer than
+/// before is progress, and the wait starts again.
+pub(crate) struct Watched {
+    inner: TcpStream,
     conn: Arc<Conn>,
+    /// Since when a write has waited, and the send queue then.
+    stalled: Option<Stall>,
 }
 
-impl<S> Watched<S> {
-    pub(crate) fn new(inner: S, conn: Arc<Conn>) -> Watched<S> {
-        Watched { inner, conn }
+struct Stall {
+    sleep: Pin<Box<tokio::time::Sleep>>,
+    queued: Option<u64>,
+}
+
+impl Watched {
+    pub(crate) fn new(inner: TcpStream, conn: Arc<Conn>) -> Watched {
+        Watched {
+            inner,
+            conn,
+            stalled: None,
+        }
+    }
+
+    /// A write is pending: `Pending` while its client still takes bytes,
+    /// an error once it has taken none for the whole timeout.
+    fn wait(&mut self, cx: &mut Context<'_>) -> Poll<std::io::Result<usize>> {
+        let timeout = Duration::from_secs(HTTP_WRITE_TIMEOUT_SECS);
+        let inner = &self.inner;
+        let stall = self.stalled.get_or_insert_with(|| Stall {
+            sleep: Box::pin(tokio::time::sleep(timeout)),
+            queued: unsent(inner),
+        });
+        loop {
+            if stall.sleep.as_mut().poll(cx).is_pending() {
+                return Poll::Pending;
+            }
+            let now = unsent(inner);
+            match (stall.queued, now) {
+                (Some(before), Some(after)) if after < before => {
+                    stall.queued = now;
+                    stall
+                        .sleep
+                        .as_mut()
+                        .reset(tokio::time::Instant::now() + timeout);
+                }
+                _ => {
+                    return Poll::Ready(Err(std::io::Error::new(
+                        std::io::ErrorKind::TimedOut,
+                        format!(
+                            "HTTP-008: the client took none of its answer for {HTTP_WRITE_TIMEOUT_SECS} s"
+                        ),
+                    )));
+                }
+            }
+        }
     }
 }
 
-impl<S: AsyncRead + Unpin> AsyncRead for Watched<S> {
+/// Bytes written to `socket` and not yet taken by its peer (Linux's
+/// `SIOCOUTQ`, which `TIOCOUTQ` is); `None` where it cannot be asked.
+fn unsent(socket: &TcpStream) -> Option<u64> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        let mut n: nix::libc::c_int = 0;
+        // SAFETY: TIOCOUTQ writes one int through the pointer, which is
+        // valid for the call; the descriptor is the stream's own, open
+        // while `socket` is borrowed.
+        let r = unsafe { nix::libc::ioctl(socket.as_raw_fd(), nix::libc::TIOCOUTQ, &mut n) };
+        (r == 0).then(|| u64::try_from(n).unwrap_or(0))
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = socket;
+        None
+    }
+}
+
+impl AsyncRead for Watched {
     fn poll_read(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
@@ -224,13 +302,19 @@ impl<S: AsyncRead + Unpin> AsyncRead for Watched<S> {
     }
 }
 
-impl<S: AsyncWrite + Unpin> AsyncWrite for Watched<S> {
+impl AsyncWrite for Watched {
     fn poll_write(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<std::io::Result<usize>> {
-        Pin::new(&mut self.inner).poll_write(cx, buf)
+        match Pin::new(&mut self.inner).poll_write(cx, buf) {
+            Poll::Pending => self.wait(cx),
+            ready => {
+                self.stalled = None;
+                ready
+            }
+        }
     }
 
     fn poll_write_vectored(
@@ -238,7 +322,13 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Watched<S> {
         cx: &mut Context<'_>,
         bufs: &[std::io::IoSlice<'_>],
     ) -> Poll<std::io::Result<usize>> {
-        Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
+        match Pin::new(&mut self.inner).poll_write_vectored(cx, bufs) {
+            Poll::Pending => self.wait(cx),
+            ready => {
+                self.stalled = None;
+                ready
+            }
+        }
     }
 
     fn is_write_vectored(&self) -> bool {

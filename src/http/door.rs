@@ -390,6 +390,17 @@ impl Door {
                 }
             }
             Incoming::Notification { message, .. } | Incoming::Response(message) => {
+                // rmcp's words for this are "Session ID is required";
+                // these say which rule and what to send (HTTP-002).
+                if !parts.headers.contains_key("mcp-session-id") {
+                    return none(text(
+                        StatusCode::BAD_REQUEST,
+                        "HTTP-002: a notification or a client's answer belongs to a session: send it with \
+                         the Mcp-Session-Id of the session it is for (a 2026-07-28 request needs none, and \
+                         its client sends no notification)"
+                            .to_owned(),
+                    ));
+                }
                 conn.set(Doing::Working);
                 again = serde_json::to_vec(&*message).ok();
             }
@@ -714,8 +725,8 @@ fn answers_full(id: &ClientId) -> Answer {
         Some(id),
         "5",
         format!(
-            "HTTP-015: answers not yet read by their clients hold the server's {} MiB for them, and none \
-             was taken within {HTTP_BUDGET_WAIT_SECS} s; send this again shortly",
+            "HTTP-015: answers being built or not yet read by their clients hold the server's {} MiB for \
+             them, and none was given back within {HTTP_BUDGET_WAIT_SECS} s; send this again shortly",
             MAX_HTTP_ANSWER_BYTES >> 20
         ),
     )

@@ -39,8 +39,91 @@ pub(crate) fn screen(parts: &Parts) -> Result<(), Refused> {
     head_size(parts)?;
     one_value_each(&parts.headers)?;
     no_userinfo(&parts.headers)?;
+    host_form(&parts.headers)?;
+    chunked_only(&parts.headers)?;
     if parts.method == Method::POST {
         identity_only(&parts.headers)?;
+    }
+    Ok(())
+}
+
+/// `Host` is `host[:port]`: a name, an IPv4 address or a bracketed IPv6
+/// one, and a port of at most five digits up to 65535 (RFC 9112 §3.2 says
+/// 400 for an invalid one). `localhost:abc` or `[::1]x` read as a host by
+/// one reader and as garbage by another (HTTP-014).
+fn host_form(headers: &HeaderMap) -> Result<(), Refused> {
+    let Some(v) = headers.get(header::HOST) else {
+        return Ok(());
+    };
+    if well_formed_host(v.as_bytes()) {
+        return Ok(());
+    }
+    Err(Refused {
+        status: StatusCode::BAD_REQUEST,
+        message: format!(
+            "HTTP-014: the Host header {} is not a host and port; send the host you connected to, as \
+             name:port (Host: 127.0.0.1:8080)",
+            excerpt(&String::from_utf8_lossy(v.as_bytes()))
+        ),
+    })
+}
+
+fn well_formed_host(v: &[u8]) -> bool {
+    let Ok(s) = std::str::from_utf8(v) else {
+        return false;
+    };
+    let (host_ok, port) = match s.strip_prefix('[') {
+        Some(rest) => {
+            let Some((ip, after)) = rest.split_once(']') else {
+                return false;
+            };
+            let port = match after {
+                "" => None,
+                p => match p.strip_prefix(':') {
+                    Some(p) => Some(p),
+                    None => return false,
+                },
+            };
+            (ip.parse::<std::net::Ipv6Addr>().is_ok(), port)
+        }
+        None => {
+            let (host, port) = match s.rsplit_once(':') {
+                Some((h, p)) => (h, Some(p)),
+                None => (s, None),
+            };
+            let ok = !host.is_empty()
+                && host
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"-._~%!$&'()*+,;=".contains(&b));
+            (ok, port)
+        }
+    };
+    let port_ok = port.is_none_or(|p| {
+        p.is_empty()
+            || (p.len() <= 5 && p.bytes().all(|b| b.is_ascii_digit()) && p.parse::<u16>().is_ok())
+    });
+    host_ok && port_ok
+}
+
+/// A transfer coding but `chunked` (`gzip, chunked`) is one this server
+/// does not decode: 501, as RFC 9112 §6.1 says, never read as plain bytes
+/// (HTTP-016, for the reason a content coding is refused).
+fn chunked_only(headers: &HeaderMap) -> Result<(), Refused> {
+    let other = headers
+        .get_all(header::TRANSFER_ENCODING)
+        .iter()
+        .flat_map(|v| v.as_bytes().split(|&b| b == b','))
+        .map(|c| c.trim_ascii())
+        .find(|c| !c.is_empty() && !c.eq_ignore_ascii_case(b"chunked"));
+    if let Some(coding) = other {
+        return Err(Refused {
+            status: StatusCode::NOT_IMPLEMENTED,
+            message: format!(
+                "HTTP-016: the request body is in the {} transfer coding; this server decodes chunked only: \
+                 send the JSON as it is, with Content-Length or chunked",
+                excerpt(&String::from_utf8_lossy(coding))
+            ),
+        });
     }
     Ok(())
 }
@@ -204,6 +287,52 @@ mod tests {
             &[("content-encoding", b"identity"), ("content-encoding", b"")],
         );
         assert_eq!(screen(&identity), Ok(()));
+    }
+
+    #[test]
+    fn a_host_must_be_a_host_and_a_port() {
+        for ok in [
+            "localhost",
+            "127.0.0.1:8080",
+            "[::1]:8080",
+            "[::1]",
+            "devbox.example:1",
+            "a:",
+        ] {
+            assert_eq!(
+                screen(&parts("/mcp", &[("host", ok.as_bytes())])),
+                Ok(()),
+                "{ok}"
+            );
+        }
+        for bad in [
+            "localhost:abc",
+            "localhost:-1",
+            "[::1]x",
+            "127.0.0.1:99999999999",
+            "[nope]:1",
+            ":80",
+            "a b",
+        ] {
+            let r = screen(&parts("/mcp", &[("host", bad.as_bytes())]));
+            assert!(
+                matches!(&r, Err(r) if r.status == StatusCode::BAD_REQUEST),
+                "{bad}: {r:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_transfer_coding_but_chunked_is_501() {
+        let r = screen(&parts("/mcp", &[("transfer-encoding", b"gzip, chunked")]));
+        assert!(
+            matches!(&r, Err(r) if r.status == StatusCode::NOT_IMPLEMENTED),
+            "{r:?}"
+        );
+        assert_eq!(
+            screen(&parts("/mcp", &[("transfer-encoding", b"chunked")])),
+            Ok(())
+        );
     }
 
     #[test]
