@@ -420,3 +420,31 @@ proptest::proptest! {
         proptest::prop_assert_eq!(got, want);
     }
 }
+
+/// WIRE-009 on stdio: a line of arrays nested 100 deep, 19,000 times over
+/// (3.8 MB), is refused under its own id for its shape, at once and without
+/// the hundreds of MiB its tree would take; the session goes on.
+#[test]
+fn a_message_too_complex_to_decode_is_refused_and_costs_nothing() {
+    let root = tree();
+    let mut s = Raw::in_session(root.path());
+    let pid = s.process.pid();
+    let arrays = vec![format!("{}0{}", "[".repeat(100), "]".repeat(100)); 19_000].join(",");
+    let line = format!(
+        r#"{{"jsonrpc":"2.0","id":"deep","method":"tools/list","params":{{"x":[{arrays}]}}}}"#
+    );
+    s.send(&line);
+    let answer: Value = serde_json::from_str(&s.answer_line()).expect("a JSON answer");
+    assert_eq!(answer["id"], "deep", "{answer}");
+    assert_eq!(answer["error"]["code"], -32600, "{answer}");
+    assert!(
+        answer["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("WIRE-009")),
+        "{answer}"
+    );
+    let peak = proc_kib(pid, "VmHWM");
+    assert!(peak > 0 && peak < 128 * 1024, "the server's peak was {peak} KiB");
+    s.send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#);
+    assert!(s.answer_line().contains("skill_list"));
+}
