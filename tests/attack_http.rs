@@ -308,20 +308,27 @@ fn answers_a_client_never_reads_are_not_held_past_the_timeouts() {
     }
     std::thread::sleep(Duration::from_secs(5));
     let soon = rss_kib(pid);
-    // Freed once the write timeout (30 s without progress) has closed the
-    // connections. Polled rather than read once at a fixed time: on a
-    // loaded machine the 60 answers take longer to build, so the timeouts
-    // start later; 90 s is three times the bound.
+    // Freed once the write timeout (30 s without progress: the behaviour
+    // under test) has closed the connections, about 26 s from here. Polled
+    // rather than read once at a fixed time: on a loaded machine the 60
+    // answers take longer to build, so the timeouts start later. The 180 s
+    // deadline, six times that, only ends a test whose memory is never
+    // freed (spec README, "Timing in tests").
     let began = Instant::now();
     let mut late = rss_kib(pid);
-    while late >= base + 100 * 1024 && began.elapsed() < Duration::from_secs(90) {
+    while late >= base + 100 * 1024 && began.elapsed() < Duration::from_secs(180) {
         std::thread::sleep(Duration::from_secs(1));
         late = rss_kib(pid);
     }
+    eprintln!(
+        "60 unread answers: {} MiB held 5 s in, freed {:?} later",
+        soon.saturating_sub(base) / 1024,
+        began.elapsed()
+    );
     assert!(
         late < base + 100 * 1024,
-        "60 connections that never read their answers still pin {} MiB of the server's memory 95 s later \
-         (RSS {} MiB before, {} MiB 5 s after, {} MiB 95 s after); nothing ever frees it while they stay open",
+        "60 connections that never read their answers still pin {} MiB of the server's memory 185 s later \
+         (RSS {} MiB before, {} MiB 5 s after, {} MiB 185 s after); nothing ever frees it while they stay open",
         (late.saturating_sub(base)) / 1024,
         base / 1024,
         soon / 1024,

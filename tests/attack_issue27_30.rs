@@ -193,14 +193,22 @@ fn a_fifo_in_the_model_directory_does_not_hang_the_handshake() {
                 let _ = tx.send(line);
             }
         });
-        let reply = rx.recv_timeout(Duration::from_secs(10));
+        // The hang this catches is forever; the answer takes milliseconds,
+        // so the deadline only has to end the test (spec README, "Timing in
+        // tests").
+        let asked = Instant::now();
+        let reply = rx.recv_timeout(Duration::from_secs(60));
         let _ = child.kill();
         let _ = child.wait();
         let reply = reply.unwrap_or_else(|_| {
             panic!(
-                "{file} as a FIFO: no answer to initialize within 10 s (the boot blocks opening it)"
+                "{file} as a FIFO: no answer to initialize within 60 s (the boot blocks opening it)"
             )
         });
+        eprintln!(
+            "{file} as a FIFO: initialize answered in {} ms",
+            asked.elapsed().as_millis()
+        );
         assert!(reply.contains("\"result\""), "{reply}");
     }
 }
@@ -261,8 +269,15 @@ fn a_long_unknown_key_costs_the_scan_no_more_than_its_bytes() {
         t.elapsed()
     };
     let (p, h) = (served(plain.path()), served(hostile.path()));
+    eprintln!("24 SKILL.md of 64 KB: served in {p:?} as metadata, {h:?} as an unknown key");
+    // The cost is the behaviour under test, so it is bounded, generously
+    // (spec README, "Timing in tests"): the unknown keys are served in
+    // about 0.45 s (five times the metadata's 0.08 s), and the quadratic
+    // did-you-mean took 13–15 s. The bound, 3.4 s here, is over seven
+    // times the one and a quarter of the other, and grows with the
+    // machine's pace as the plain tree measures it.
     assert!(
-        h < p * 5 + Duration::from_secs(1),
+        h < p * 5 + Duration::from_secs(3),
         "24 SKILL.md with a 64 KB unknown key took {h:?} to serve, the same bytes as metadata {p:?}"
     );
 }

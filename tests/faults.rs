@@ -54,8 +54,10 @@ fn script_faults_are_results_and_release_the_lock() {
             ),
             (
                 "forks.js",
-                "const { spawn } = require('child_process'); const pids = []; for (let i = 0; i < 200; i++) { pids.push(spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)'], { stdio: 'ignore' }).pid); } require('fs').writeFileSync(process.argv[2], pids.join(' ')); setTimeout(() => process.exit(0), 500);",
-                20,
+                "const { spawn } = require('child_process'); const pids = []; for (let i = 0; i < 200; i++) { pids.push(spawn(process.execPath, ['-e', 'setTimeout(() => {}, 300000)'], { stdio: 'ignore' }).pid); } require('fs').writeFileSync(process.argv[2], pids.join(' ')); setTimeout(() => process.exit(0), 500);",
+                // Starting 200 node processes takes seconds on a busy
+                // machine; the timeout is not what this checks.
+                120,
             ),
             (
                 "full.js",
@@ -94,9 +96,10 @@ fn script_faults_are_results_and_release_the_lock() {
         .collect();
     assert_eq!(pids.len(), 200);
     // SIGKILL is sent when the run settles, but 200 node processes take a
-    // while to finish exiting on a loaded 2-core machine. Poll for a few
-    // seconds: the children would otherwise live 60 s, so a server that
-    // never signalled the group still fails here.
+    // while to finish exiting on a loaded 2-core machine. Poll, for at most
+    // 60 s (a deadline, not a measure: spec README, "Timing in tests"): the
+    // children would otherwise live 300 s, so a server that never
+    // signalled the group still fails here.
     let living = || {
         pids.iter()
             .filter(|p| {
@@ -105,12 +108,17 @@ fn script_faults_are_results_and_release_the_lock() {
             })
             .count()
     };
-    let deadline = Instant::now() + Duration::from_secs(10);
+    let settled = Instant::now();
+    let deadline = settled + Duration::from_secs(60);
     let mut alive = living();
     while alive > 0 && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(100));
         alive = living();
     }
+    eprintln!(
+        "200 children: all gone {} ms after the run returned",
+        settled.elapsed().as_millis()
+    );
     assert_eq!(
         alive, 0,
         "{alive} of the 200 children outlived the run (they were in its process group)"

@@ -2,7 +2,9 @@
 //! HARD-003 fault of a script that ignores SIGTERM (RUN-008's SIGKILL 2 s
 //! after it, the call back within timeout + 3.25 s). Figures are printed
 //! (run with --nocapture) for the issue's note; the asserted bounds are the
-//! spec's, not benchmarks.
+//! spec's, not benchmarks, each on the clock that the spec's promise is
+//! about and with room for a busy machine (spec README, "Timing in
+//! tests").
 
 use crate::common;
 use common::*;
@@ -47,7 +49,11 @@ fn a_detached_grandchild_holding_the_pipes_does_not_hold_the_call() {
     );
     assert_eq!(r["exitCode"], 0);
     assert_eq!(r["stdout"], "leader done");
-    assert!(took.as_millis() < 3000, "took {took:?}");
+    assert_eq!(r["timedOut"], false, "{r}");
+    // The stall this catches is the call held until the pipes close (the
+    // grandchild's 20 s) or the 10 s timeout; it returns in about 0.35 s.
+    // 8 s is under both and over twenty times that.
+    assert!(took.as_millis() < 8000, "took {took:?}");
     let t = Instant::now();
     let r = s.tool(
         "skill_run",
@@ -81,7 +87,20 @@ fn a_timeout_returns_within_its_budget_even_when_sigterm_is_ignored() {
     );
     assert_eq!(r["timedOut"], true);
     assert_eq!(r["signal"], "SIGKILL");
-    assert!(took.as_millis() < 1000 + 3250 + 500, "took {took:?}");
+    // RUN-008's promise — back within timeout + 3.25 s — is the behaviour,
+    // so it is checked, on the server's own clock (`durationMs`, from the
+    // spawn to the settled run): about 3,000 ms (SIGKILL 2 s after the
+    // SIGTERM), with 1,750 ms of room. What the call spends outside the
+    // run (the request, the plan, the reply: milliseconds) gets 5 s, only
+    // against a reply held back; a busy machine's scheduling of this test
+    // is no part of the promise.
+    let ran = r["durationMs"].as_u64().expect("durationMs");
+    assert!(ran >= 2900, "SIGKILL before the 2 s grace was over: {r}");
+    assert!(ran < 1000 + 3250 + 500, "the run took {ran} ms: {r}");
+    assert!(
+        took.as_millis() < u128::from(ran) + 5000,
+        "the call took {took:?} for a run of {ran} ms"
+    );
     s.finish();
 }
 

@@ -1,7 +1,15 @@
 //! RUN-021, RUN-022 through a real client: the official MCP TypeScript SDK
 //! (`@modelcontextprotocol/client`, installed into `.npm-tools` by the
 //! README's test command) cancels a run with an `AbortSignal`, and runs a
-//! 5 s script under a 2 s request timeout that resets on progress.
+//! 6 s script under a 3 s request timeout that resets on progress.
+//!
+//! What is judged is order and count (spec README, "Timing in tests"): the
+//! SDK's own timeout never fired, progress grew with each notification,
+//! the cancelled call was rejected, its script was gone before it could
+//! have ended by itself, and the next run saw it gone. The times the script
+//! records are printed, not bounded: a busy machine delivers a notification
+//! late (1,168 ms after the one before, once, against a 500 ms interval)
+//! without anything being wrong.
 
 use std::path::Path;
 use std::process::Command;
@@ -37,27 +45,24 @@ fn the_typescript_sdk_cancels_a_run_and_outlives_its_own_timeout_on_progress() {
     let v: Value = serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{e}: {stdout}"));
     eprintln!("measured: {v}");
 
-    // RUN-022: the 5 s script beat the SDK's 2 s timeout, because progress
-    // kept resetting it, and progress grew, with the timeout as total.
+    // RUN-022: the 6 s script beat the SDK's 3 s timeout, because progress
+    // kept resetting it — that timeout never firing is the check that
+    // progress kept coming, at whatever pace a loaded machine delivers it
+    // (3 s is six times the 500 ms interval) — and progress grew, with the
+    // timeout as total.
     let p = &v["progress"];
-    assert_eq!(p["ok"], true, "{p}");
+    assert_eq!(p["ok"], true, "the SDK's own timeout fired: {p}");
     assert_eq!(p["exitCode"], 0, "{p}");
     assert_eq!(p["stdout"], "waited\n", "{p}");
     let ticks = p["ticks"].as_array().unwrap();
+    // Twice a second for 6 s: at least once a second, counted.
     assert!(
-        ticks.len() >= 5,
-        "{} progress notifications in 5 s",
+        ticks.len() >= 6,
+        "{} progress notifications in a 6 s run",
         ticks.len()
     );
-    let mut last_at = 0;
     let mut last_progress = -1.0;
     for t in ticks {
-        let at = t["at"].as_u64().unwrap();
-        assert!(
-            at - last_at <= 1000,
-            "a gap of {} ms between notifications",
-            at - last_at
-        );
         let progress = t["progress"].as_f64().unwrap();
         assert!(
             progress > last_progress,
@@ -68,28 +73,19 @@ fn the_typescript_sdk_cancels_a_run_and_outlives_its_own_timeout_on_progress() {
             t["message"].as_str().unwrap().contains("scripts/wait.js"),
             "{t}"
         );
-        (last_at, last_progress) = (at, progress);
+        last_progress = progress;
     }
 
-    // RUN-021: the cancelled call was abandoned, its script killed within a
-    // second, and the next run ran (once the cancelled one settled) and saw
-    // it gone.
+    // RUN-021: the cancelled call was abandoned, its script killed — gone
+    // within 10 s of the cancel, where by itself it would have run 20 s —
+    // and the next run ran (once the cancelled one settled: the client
+    // retries a busy refusal) and saw it gone.
     let c = &v["cancel"];
     assert_eq!(c["rejected"], true, "{c}");
-    let gone = c["goneAfterMs"]
-        .as_u64()
-        .expect("the script's process went away");
     assert!(
-        gone < 1000,
-        "the script was still running {gone} ms after the cancel"
+        c["goneAfterMs"].is_u64(),
+        "the script was still running 10 s after the cancel: {c}"
     );
     assert_eq!(c["next"]["exitCode"], 0, "{c}");
     assert_eq!(c["next"]["stdout"], "gone\n", "{c}");
-    // The lock is free within a second of the cancel: at most a few busy
-    // refusals while the cancelled run settles.
-    let next_after = c["nextDoneAfterMs"].as_u64().expect("a time");
-    assert!(
-        next_after < 1500,
-        "the next run ran {next_after} ms after the cancel: {c}"
-    );
 }

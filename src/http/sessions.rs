@@ -831,7 +831,20 @@ mod tests {
                 .await
                 .unwrap_or_else(|_| unreachable!()),
         );
-        tokio::time::sleep(Duration::from_millis(400)).await;
+        // Until both the idle session and the one whose GET stream ended
+        // have been closed (a sweep every 25 ms: about 125 ms), then the
+        // other two must still be open: judged by order, with 30 s only
+        // against a sweep that never comes (spec README, "Timing in tests").
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+        while sessions.is_open(&idle) || sessions.is_open(&left) {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "idle: {}, left: {} after 30 s of a 100 ms idle time",
+                sessions.is_open(&idle),
+                sessions.is_open(&left)
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
         assert!(!sessions.is_open(&idle), "idle past its limit");
         assert!(idle_t.receive().await.is_none(), "its service ends");
         assert!(

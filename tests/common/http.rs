@@ -94,6 +94,16 @@ pub fn spawn(
 
 /// As [`start`], serving `dir`.
 pub fn start_in(dir: tempfile::TempDir, addr: &str, args: &[&str], env: &[(&str, &str)]) -> Server {
+    start_logged(dir, addr, args, env).0
+}
+
+/// As [`start_in`], with what the server says on stderr after it listens.
+pub fn start_logged(
+    dir: tempfile::TempDir,
+    addr: &str,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> (Server, std::sync::mpsc::Receiver<String>) {
     let mut all = vec!["--http", addr];
     all.extend_from_slice(args);
     let (child, lines) = spawn(dir.path(), &all, env);
@@ -113,11 +123,14 @@ pub fn start_in(dir: tempfile::TempDir, addr: &str, args: &[&str], env: &[(&str,
         .and_then(|a| a.rsplit(':').next())
         .and_then(|p| p.parse().ok())
         .expect("a port");
-    Server {
-        child,
-        port,
-        _dir: dir,
-    }
+    (
+        Server {
+            child,
+            port,
+            _dir: dir,
+        },
+        lines,
+    )
 }
 
 /// One HTTP answer.
