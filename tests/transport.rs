@@ -444,7 +444,10 @@ fn a_message_too_complex_to_decode_is_refused_and_costs_nothing() {
         "{answer}"
     );
     let peak = proc_kib(pid, "VmHWM");
-    assert!(peak > 0 && peak < 128 * 1024, "the server's peak was {peak} KiB");
+    assert!(
+        peak > 0 && peak < 128 * 1024,
+        "the server's peak was {peak} KiB"
+    );
     s.send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#);
     assert!(s.answer_line().contains("skill_list"));
 }
