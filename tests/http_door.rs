@@ -54,16 +54,7 @@ fn read_one(r: &mut BufReader<TcpStream>) -> Answer {
         }
         head.push_str(&line);
     }
-    let mut lines = head.split("\r\n");
-    let status = lines
-        .next()
-        .and_then(|l| l.split(' ').nth(1))
-        .and_then(|s| s.parse().ok())
-        .expect("a status line");
-    let headers: Vec<(String, String)> = lines
-        .filter_map(|l| l.split_once(':'))
-        .map(|(k, v)| (k.trim().to_owned(), v.trim().to_owned()))
-        .collect();
+    let (status, headers) = head_fields(head.trim_end_matches("\r\n"));
     let find = |name: &str| {
         headers
             .iter()

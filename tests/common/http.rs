@@ -180,21 +180,27 @@ pub fn raw(port: u16, request: &[u8]) -> Answer {
     parse(&bytes)
 }
 
-pub fn parse(bytes: &[u8]) -> Answer {
-    let text = String::from_utf8_lossy(bytes);
-    let (head, body) = text
-        .split_once("\r\n\r\n")
-        .unwrap_or_else(|| panic!("no HTTP answer: {text:?}"));
+/// An answer's status and fields, from its head (without the blank line).
+pub fn head_fields(head: &str) -> (u16, Vec<(String, String)>) {
     let mut lines = head.split("\r\n");
     let status = lines
         .next()
         .and_then(|l| l.split(' ').nth(1))
         .and_then(|s| s.parse().ok())
         .expect("a status line");
-    let headers: Vec<(String, String)> = lines
+    let headers = lines
         .filter_map(|l| l.split_once(':'))
         .map(|(k, v)| (k.trim().to_owned(), v.trim().to_owned()))
         .collect();
+    (status, headers)
+}
+
+pub fn parse(bytes: &[u8]) -> Answer {
+    let text = String::from_utf8_lossy(bytes);
+    let (head, body) = text
+        .split_once("\r\n\r\n")
+        .unwrap_or_else(|| panic!("no HTTP answer: {text:?}"));
+    let (status, headers) = head_fields(head);
     let chunked = headers
         .iter()
         .any(|(k, v)| k.eq_ignore_ascii_case("transfer-encoding") && v.contains("chunked"));

@@ -63,8 +63,9 @@ fn meta(params: Value) -> Value {
     p
 }
 
-/// One request on a kept connection, its answer read whole.
-fn exchange(r: &mut BufReader<TcpStream>, req: &str) -> Result<(u16, String), String> {
+/// One request on a kept connection, its answer read whole: its status,
+/// head and body.
+fn exchange(r: &mut BufReader<TcpStream>, req: &str) -> Result<(u16, String, String), String> {
     r.get_mut()
         .write_all(req.as_bytes())
         .map_err(|e| e.to_string())?;
@@ -107,7 +108,7 @@ fn exchange(r: &mut BufReader<TcpStream>, req: &str) -> Result<(u16, String), St
             body.extend_from_slice(&chunk[..n]);
         }
     }
-    Ok((status, String::from_utf8_lossy(&body).into_owned()))
+    Ok((status, head, String::from_utf8_lossy(&body).into_owned()))
 }
 
 fn request(host: &str, path: &str, body: &str, headers: &[(&str, String)]) -> String {
@@ -135,19 +136,7 @@ fn session_and_stateless(server: &HttpServer, n: usize) -> Result<(f64, f64), St
     let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}})
     .to_string();
-    r.get_mut()
-        .write_all(request(host, &path, &init, &[]).as_bytes())
-        .map_err(|e| e.to_string())?;
-    // The session id is in the head: read it from the raw answer.
-    let mut head = String::new();
-    loop {
-        let mut line = String::new();
-        r.read_line(&mut line).map_err(|e| e.to_string())?;
-        if line == "\r\n" {
-            break;
-        }
-        head.push_str(&line);
-    }
+    let (_, head, _) = exchange(&mut r, &request(host, &path, &init, &[]))?;
     let sid = head
         .lines()
         .find_map(|l| {
@@ -156,17 +145,6 @@ fn session_and_stateless(server: &HttpServer, n: usize) -> Result<(f64, f64), St
                 .then(|| v.trim().to_owned())
         })
         .ok_or("no session id")?;
-    // The rest of the initialize answer (chunked SSE).
-    loop {
-        let mut size = String::new();
-        r.read_line(&mut size).map_err(|e| e.to_string())?;
-        let n = usize::from_str_radix(size.trim(), 16).map_err(|e| e.to_string())?;
-        let mut chunk = vec![0; n + 2];
-        r.read_exact(&mut chunk).map_err(|e| e.to_string())?;
-        if n == 0 {
-            break;
-        }
-    }
     let session = [
         ("Mcp-Session-Id", sid),
         ("MCP-Protocol-Version", "2025-11-25".to_owned()),
@@ -196,7 +174,7 @@ fn session_and_stateless(server: &HttpServer, n: usize) -> Result<(f64, f64), St
             };
             let req = request(host, &path, &body.to_string(), &headers);
             let began = Instant::now();
-            let (status, reply) = exchange(&mut r, &req)?;
+            let (status, _, reply) = exchange(&mut r, &req)?;
             samples.push(ms(began.elapsed()));
             if status != 200 || !reply.contains("Read them") {
                 return Err(format!("a read answered {status}: {reply:.200}"));
