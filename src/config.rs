@@ -57,6 +57,15 @@ pub struct Config {
     /// path as written: no shell read it, so `~` names a directory called
     /// `~`, and an unreadable one says so (spec CONF-009).
     pub tilde_roots: BTreeMap<PathBuf, PathBuf>,
+    /// Each root written as a relative path, by its absolute path, to the
+    /// path as written: a client starts the server in a directory of its
+    /// own choosing, so an unreadable one says what it was read as
+    /// (CONF-004).
+    pub relative_roots: BTreeMap<PathBuf, PathBuf>,
+    /// `SKILLS_DIR` was set but blank, and the default roots are served
+    /// for it (CONF-002): said, since an unset shell variable in a
+    /// client's configuration would otherwise serve the example in silence.
+    pub blank_skills_dir: bool,
     /// The hosted markers that are present, in [`HOSTED_MARKERS`] order.
     pub hosted_markers: Vec<&'static str>,
     /// The proxy variables set non-empty, in [`PROXY_VARS`] order. They
@@ -84,19 +93,28 @@ fn non_blank(v: Option<&OsString>) -> Option<&OsStr> {
 /// Splits a `:`-separated list of roots, dropping empty parts, and makes
 /// each absolute against `cwd`; each written with a leading `~` is also
 /// kept as written (CONF-009).
-fn split_roots(value: &OsStr, cwd: &Path) -> (Vec<PathBuf>, BTreeMap<PathBuf, PathBuf>) {
-    let mut tilde = BTreeMap::new();
-    let roots = std::env::split_paths(value)
+fn split_roots(value: &OsStr, cwd: &Path) -> Split {
+    let mut split = Split::default();
+    for p in std::env::split_paths(value)
         .filter(|p| !p.as_os_str().is_empty() && p.to_str().is_none_or(|s| !s.trim().is_empty()))
-        .map(|p| {
-            let root = cwd.join(&p);
-            if p.as_os_str().as_encoded_bytes().first() == Some(&b'~') {
-                tilde.insert(root.clone(), p);
-            }
-            root
-        })
-        .collect();
-    (roots, tilde)
+    {
+        let root = cwd.join(&p);
+        if p.as_os_str().as_encoded_bytes().first() == Some(&b'~') {
+            split.tilde.insert(root.clone(), p);
+        } else if p.is_relative() {
+            split.relative.insert(root.clone(), p);
+        }
+        split.roots.push(root);
+    }
+    split
+}
+
+/// Roots as [`split_roots`] reads them, with how each was written.
+#[derive(Default)]
+struct Split {
+    roots: Vec<PathBuf>,
+    tilde: BTreeMap<PathBuf, PathBuf>,
+    relative: BTreeMap<PathBuf, PathBuf>,
 }
 
 impl Config {
@@ -112,15 +130,25 @@ impl Config {
         let from = |k: &str| {
             non_blank(get(k))
                 .map(|v| split_roots(v, cwd))
-                .filter(|(r, _)| !r.is_empty())
+                .filter(|r| !r.roots.is_empty())
         };
-        let ((roots, tilde_roots), roots_from) = if let Some(r) = from("MCP_SKILLS_PATH") {
+        let (split, roots_from) = if let Some(r) = from("MCP_SKILLS_PATH") {
             (r, RootsFrom::McpSkillsPath)
         } else if let Some(r) = from("SKILLS_DIR") {
             (r, RootsFrom::SkillsDir)
         } else {
-            ((vec![default_root], BTreeMap::new()), RootsFrom::Default)
+            let default = Split {
+                roots: vec![default_root],
+                ..Split::default()
+            };
+            (default, RootsFrom::Default)
         };
+        let blank_skills_dir = roots_from == RootsFrom::Default && get("SKILLS_DIR").is_some();
+        let Split {
+            roots,
+            tilde: tilde_roots,
+            relative: relative_roots,
+        } = split;
         // Presence alone marks a host, even empty: the check may only ever
         // move the default toward fail-closed (spec GRANT-004).
         let hosted_markers = HOSTED_MARKERS
@@ -141,6 +169,8 @@ impl Config {
             roots,
             roots_from,
             tilde_roots,
+            relative_roots,
+            blank_skills_dir,
             hosted_markers,
             proxy_vars,
             grant,
@@ -302,6 +332,35 @@ impl Config {
              so `~` is taken as a directory's name): write the path out in full{instead}",
             written.to_string_lossy()
         ))
+    }
+
+    /// What to add to the `root-unreadable` detail of `root` when it was
+    /// written as a relative path (CONF-004): what it was read as, since a
+    /// client starts the server in a directory of its own choosing.
+    pub(crate) fn relative_hint(&self, root: &Path) -> Option<String> {
+        let written = self.relative_roots.get(root)?;
+        Some(format!(
+            "; it was written {:?}, a relative path, so it was read against the server's working directory, \
+             as {} (a client starts the server in a directory of its own choosing): write the path out in full",
+            written.to_string_lossy(),
+            root.display()
+        ))
+    }
+
+    /// Why the default roots are served when `SKILLS_DIR` was set but
+    /// blank (CONF-002): most often a shell variable that was not set.
+    pub(crate) fn blank_roots_note(&self) -> Option<String> {
+        self.blank_skills_dir.then(|| {
+            format!(
+                "SKILLS_DIR is set but empty, so the bundled skills ({}) are served instead of yours: set it to \
+                 your skills folder (an absolute path), or unset it",
+                self.roots
+                    .iter()
+                    .map(|r| r.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(":")
+            )
+        })
     }
 
     /// Why `SKILL_MCP_WATCH` was not understood, when it holds something

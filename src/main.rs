@@ -46,8 +46,9 @@ struct ServeArgs {
     /// request; SKILL_MCP_HTTP_TOKEN gives one too.
     #[arg(long, value_name = "PATH", requires = "http")]
     http_token_file: Option<PathBuf>,
-    /// Another host name HTTP clients may reach the server by (Host and
-    /// Origin headers); loopback names and the bound address always pass.
+    /// Another host name or IP address HTTP clients may reach the server
+    /// by (Host and Origin headers); loopback names always pass, and the
+    /// bound address unless it is a wildcard such as 0.0.0.0.
     #[arg(long, value_name = "NAME", requires = "http", value_parser = skill_mcp::http::parse_host)]
     http_allow_host: Vec<String>,
     /// A browser origin (scheme://host[:port]) whose pages may call the
@@ -208,7 +209,13 @@ fn usage_error(e: clap::Error) -> ! {
             let arg = given(ContextKind::InvalidArg);
             let flag = arg.split('=').next().unwrap_or_default();
             let in_check = std::env::args().skip(1).any(|a| a == "check");
-            if in_check && SERVING_FLAGS.contains(&flag) {
+            if !arg.starts_with('-') {
+                // `skill-mcp serve /path/to/skills`: a folder again.
+                format!(
+                    "skill-mcp serve takes no folder as an argument. To serve {arg}, set SKILLS_DIR: \
+                     `SKILLS_DIR={arg} skill-mcp`; to see what it would serve: `skill-mcp check {arg}`"
+                )
+            } else if in_check && SERVING_FLAGS.contains(&flag) {
                 format!(
                     "{flag} applies to serving (`skill-mcp {flag} …` or `skill-mcp serve {flag} …`); `check` \
                      reads the roots once and takes only --format and --strict"

@@ -1166,3 +1166,46 @@ fn skills_all_refused_are_not_said_to_be_missing() {
     assert!(out.contains("error[duplicate-name]"), "{out}");
     assert!(!out.contains("no-skills"), "{out}");
 }
+
+// CONF-002, CONF-004, CONF-009 (found by a newcomer, issue 41): a blank
+// SKILLS_DIR serving the bundled skills is said as a `setting` problem; an
+// unreadable relative root says what it was read as; a quoted `~` given
+// to check says it is not expanded, as SKILLS_DIR's does.
+#[test]
+fn roots_written_as_a_newcomer_writes_them_say_what_they_were_read_as() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = run_in(tmp.path(), &["check"], &[("SKILLS_DIR", " ")]);
+    let out = stdout(&o);
+    assert_eq!(code(&o), 1, "{out}");
+    assert!(
+        out.contains("error[setting]") && out.contains("SKILLS_DIR is set but empty"),
+        "{out}"
+    );
+    let o = run_in(tmp.path(), &["check"], &[("SKILLS_DIR", "myskills/here")]);
+    let out = stdout(&o);
+    assert_eq!(code(&o), 1, "{out}");
+    assert!(
+        out.contains("root-unreadable")
+            && out.contains("a relative path")
+            && out.contains("write the path out in full"),
+        "{out}"
+    );
+    let o = run_in(
+        tmp.path(),
+        &["check", "~/skills-nowhere"],
+        &[("HOME", "/home/me")],
+    );
+    let out = stdout(&o);
+    assert!(
+        out.contains("`~` is not expanded") && out.contains("/home/me/skills-nowhere"),
+        "{out}"
+    );
+    let err = |o: &Output| String::from_utf8_lossy(&o.stderr).into_owned();
+    let o = run(&["serve", "/tmp/my-skills"]);
+    assert_eq!(code(&o), 2);
+    assert!(
+        err(&o).contains("SKILLS_DIR=/tmp/my-skills skill-mcp"),
+        "{}",
+        err(&o)
+    );
+}

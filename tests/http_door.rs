@@ -784,3 +784,65 @@ fn an_allowed_host_that_can_never_match_and_a_readable_token_file_are_said() {
         "{text}"
     );
 }
+
+/// HTTP-003, HTTP-005 (found by a newcomer, issue 41): the owner hears of
+/// a refused teammate at the default log level — once a minute for each
+/// kind — where before only "listening" was said while teammates got 403
+/// and 401; and a token file whose second line looks like a token too is
+/// said at start (only the first line is the token).
+#[test]
+fn the_owner_hears_of_refusals_and_of_a_second_token_line() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let file = dir.path().join("token");
+    std::fs::write(&file, format!("{TOKEN}\nanother-token-0123456789\n")).expect("token file");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    let path = file.to_string_lossy().into_owned();
+    let (mut child, lines) = spawn(
+        dir.path(),
+        &["--http", "127.0.0.1:0", "--http-token-file", &path],
+        &[],
+    );
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut said = Vec::new();
+    let port: u16 = loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let line = lines.recv_timeout(left).expect("the server starts");
+        if let Some(at) = line.find("listening on http://") {
+            break line[at + "listening on http://".len()..]
+                .split('/')
+                .next()
+                .and_then(|a| a.rsplit(':').next())
+                .and_then(|p| p.parse().ok())
+                .expect("a port");
+        }
+        said.push(line);
+    };
+    assert!(
+        said.iter()
+            .any(|l| l.contains("1 more line") && l.contains("only the first line is the token")),
+        "{said:?}"
+    );
+    for _ in 0..3 {
+        assert_eq!(post(port, &init_body(), &[]).status, 401);
+    }
+    let bad_host = post_request(port, &init_body(), &[])
+        .replace(&format!("Host: 127.0.0.1:{port}"), "Host: teammate.example");
+    assert_eq!(raw(port, bad_host.as_bytes()).status, 403);
+    let mut heard = Vec::new();
+    let until = Instant::now() + Duration::from_secs(20);
+    while heard.len() < 2 && Instant::now() < until {
+        if let Ok(l) = lines.recv_timeout(Duration::from_millis(200))
+            && l.contains("WARN")
+            && l.contains("refused with")
+        {
+            heard.push(l);
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    // One line for the three 401s, one for the 403.
+    assert_eq!(heard.len(), 2, "{heard:?}");
+    assert!(heard.iter().any(|l| l.contains("HTTP-005")), "{heard:?}");
+    assert!(heard.iter().any(|l| l.contains("HTTP-003")), "{heard:?}");
+}

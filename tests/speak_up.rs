@@ -259,3 +259,44 @@ fn a_reload_logs_only_the_problems_it_adds() {
     assert_eq!((about("first"), about("second")), (1, 1), "{stderr:?}");
     assert_eq!(warned.len(), 2, "{stderr:?}");
 }
+
+/// LOAD-004 (found by a newcomer, issue 41): a skill whose SKILL.md was
+/// refused, asked for by its folder's name, is said to be refused and why,
+/// not "no skill named …" as if it did not exist.
+#[test]
+fn a_refused_skill_asked_for_by_name_says_why() {
+    let tmp = tempfile::tempdir().unwrap();
+    skill(tmp.path(), "ok");
+    let bad = tmp.path().join("sql-format");
+    std::fs::create_dir_all(&bad).unwrap();
+    std::fs::write(
+        bad.join("SKILL.md"),
+        "---\nname: sql-format\ndescription: Formats SQL. Use it when: the user asks\n---\nbody\n",
+    )
+    .unwrap();
+    let dir = tmp.path().to_str().unwrap().to_owned();
+    let mut s = Session::start(Path::new(BIN), &[("SKILLS_DIR", &dir)]);
+    let r = s.request(
+        "tools/call",
+        json!({"name": "skill_load", "arguments": {"name": "sql-format"}}),
+    );
+    let text = r["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert_eq!(r["result"]["isError"], true, "{r}");
+    assert!(
+        text.contains("was refused")
+            && text.contains("malformed-frontmatter")
+            && text.contains("sql-format"),
+        "{text}"
+    );
+    let other = s.request(
+        "tools/call",
+        json!({"name": "skill_load", "arguments": {"name": "nothere"}}),
+    );
+    let text = other["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(text.contains("This server serves: ok"), "{text}");
+    s.finish();
+}

@@ -115,7 +115,7 @@ pub fn scan_with(config: &Config, how: Parallelism) -> Catalog {
     };
     for (i, root) in config.roots.iter().enumerate() {
         // What an unreadable root's detail adds: where to point instead.
-        let hint = match config.tilde_hint(root) {
+        let hint = match config.tilde_hint(root).or_else(|| config.relative_hint(root)) {
             Some(hint) => hint,
             None if config.roots_from == RootsFrom::Default => {
                 "; set SKILLS_DIR to a directory of skills".to_owned()

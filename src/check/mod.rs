@@ -341,18 +341,30 @@ pub fn with_dirs(
         return Ok(config);
     }
     let mut roots = Vec::with_capacity(dirs.len());
+    let mut tilde = std::collections::BTreeMap::new();
     for d in dirs {
         if d.as_os_str().is_empty() {
             return Err(UsageError::EmptyDir);
         }
-        roots.push(match cwd {
+        let root = match cwd {
             Some(cwd) => cwd.join(d),
             None if d.is_absolute() => d.clone(),
             None => return Err(UsageError::NoWorkingDir(d.clone())),
-        });
+        };
+        // A quoted `~` reaches check as written, as it reaches the server
+        // from a client's configuration: said the same way (CONF-009).
+        if d.as_os_str().as_encoded_bytes().first() == Some(&b'~') {
+            tilde.insert(root.clone(), d.clone());
+        }
+        roots.push(root);
     }
     config.roots = roots;
     config.roots_from = RootsFrom::SkillsDir;
+    // The arguments are the roots: what the environment's roots were
+    // written as, or that SKILLS_DIR was blank, says nothing of them.
+    config.tilde_roots = tilde;
+    config.relative_roots.clear();
+    config.blank_skills_dir = false;
     Ok(config)
 }
 

@@ -420,6 +420,22 @@ fn read_token_file(path: &Path) -> Result<String, String> {
         .read_to_end(&mut bytes)
         .map_err(|e| cannot(&e))?;
     let first = bytes.split(|&b| b == b'\n').next().unwrap_or(&[]);
+    // The first line is the token by decision; a second one that looks
+    // like a token too is most often a mistake, said once at start.
+    let more = bytes
+        .split(|&b| b == b'\n')
+        .skip(1)
+        .map(|l| l.trim_ascii())
+        .filter(|l| l.len() >= MIN_HTTP_TOKEN_BYTES && l.iter().all(u8::is_ascii_graphic))
+        .count();
+    if more > 0 {
+        tracing::warn!(
+            "HTTP-005: the token file {} has {more} more line{} after the first that could be a token; only \
+             the first line is the token, so clients send that one",
+            path.display(),
+            if more == 1 { "" } else { "s" }
+        );
+    }
     if bytes.len() as u64 == MAX_HTTP_TOKEN_FILE_BYTES && first.len() == bytes.len() {
         return Err(format!(
             "HTTP-005: the first line of the token file {} is longer than {MAX_HTTP_TOKEN_FILE_BYTES} bytes, \

@@ -943,6 +943,26 @@ impl Body for Held {
     }
 }
 
+/// Whether a refusal with `status` is said at warn now: the first, and
+/// then one a minute.
+fn owner_hears(status: StatusCode) -> bool {
+    use std::sync::OnceLock;
+    use std::time::Instant;
+    static LAST: OnceLock<Mutex<HashMap<u16, Instant>>> = OnceLock::new();
+    let mut last = LAST
+        .get_or_init(Mutex::default)
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let now = Instant::now();
+    match last.get(&status.as_u16()) {
+        Some(t) if now.duration_since(*t) < Duration::from_secs(60) => false,
+        _ => {
+            last.insert(status.as_u16(), now);
+            true
+        }
+    }
+}
+
 #[derive(Serialize)]
 struct ErrorBody<'a> {
     jsonrpc: &'static str,
@@ -990,9 +1010,21 @@ pub(crate) fn text(status: StatusCode, message: String) -> Answer {
     a
 }
 
-/// A refusal of [`Access`]: 401 carries `WWW-Authenticate: Bearer`.
+/// A refusal of [`Access`]: 401 carries `WWW-Authenticate: Bearer`. The
+/// owner hears of it at the default log level, once a minute for each
+/// status at most: a teammate refused for their Host or token is what an
+/// owner must see (a newcomer saw only "listening" while teammates got 403
+/// and 401), and a stranger's flood of them must not fill the log.
 fn refused(r: Refused) -> Answer {
-    tracing::info!(status = %r.status, message = %r.message, "refused an HTTP request");
+    if owner_hears(r.status) {
+        tracing::warn!(
+            "{} (refused with {}; more such refusals this minute are logged at info, SKILL_MCP_LOG=info)",
+            r.message,
+            r.status
+        );
+    } else {
+        tracing::info!(status = %r.status, message = %r.message, "refused an HTTP request");
+    }
     let unauthorized = r.status == StatusCode::UNAUTHORIZED;
     let mut a = text(r.status, r.message);
     if unauthorized {

@@ -95,6 +95,9 @@ impl Snapshot {
         problems.extend(grant.problems(&catalog));
         let skills_view = SkillsView::boot(&catalog, &mut problems);
         let budget = setting(&mut problems, ANSWER_BUDGET_VAR, config.answer_budget());
+        if let Some(why) = config.blank_roots_note() {
+            problems.push(Problem::new("SKILLS_DIR", Reason::Setting, why));
+        }
         if let Some(why) = config.watch_refusal() {
             problems.push(Problem::new("SKILL_MCP_WATCH", Reason::Setting, why));
         }
@@ -191,6 +194,18 @@ impl Snapshot {
                 let skill = &self.catalog.skills[i];
                 Ok((skill, self.scripts(skill)))
             }
+            // A skill of that name that was refused: say why, rather than
+            // that it does not exist (issue 41: a newcomer's refused skill
+            // read as "no skill named …").
+            Err(_) if let Some(p) = self.refusal_of(name) => Err(format!(
+                "no skill named {} is served: {} was refused ({}): {} — fix it, or call skill_list, whose \"problems\" \
+                 list everything not served. This server serves: {}.",
+                excerpt(name),
+                p.path,
+                p.reason.code(),
+                excerpt(&p.detail),
+                self.served_names()
+            )),
             Err(_) if self.catalog.skills.is_empty() => Err(format!(
                 "no skill named {}: this server found no skills at all — call skill_list, whose \"problems\" say why",
                 excerpt(name)
@@ -198,14 +213,42 @@ impl Snapshot {
             Err(_) => Err(format!(
                 "no skill named {}. This server serves: {}.",
                 excerpt(name),
-                self.catalog
-                    .skills
-                    .iter()
-                    .map(|s| s.name.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                self.served_names()
             )),
         }
+    }
+
+    /// Every served name, for a refusal that names them (LOAD-004).
+    fn served_names(&self) -> String {
+        if self.catalog.skills.is_empty() {
+            return "no skill at all".to_owned();
+        }
+        self.catalog
+            .skills
+            .iter()
+            .map(|s| s.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// The problem that kept a skill whose folder is named `name` from
+    /// being served, if one did: its path is that folder or a file in it.
+    fn refusal_of(&self, name: &str) -> Option<&Problem> {
+        self.problems.iter().find(|p| {
+            let path = std::path::Path::new(&p.path);
+            let folder = if path
+                .file_name()
+                .is_some_and(|f| f == "SKILL.md" || f == "skill.md")
+            {
+                path.parent()
+            } else {
+                Some(path)
+            };
+            folder
+                .and_then(|f| f.file_name())
+                .is_some_and(|f| f == name)
+                && !matches!(p.reason, Reason::Setting | Reason::RootUnreadable)
+        })
     }
 
     /// How many files every served skill bundles, together.
