@@ -182,6 +182,23 @@ pub(crate) const MAX_MESSAGE_DEPTH: usize = 32;
 /// at most), and 10,000 leaves room for any client's `_meta`.
 pub(crate) const MAX_MESSAGE_VALUES: usize = 10_000;
 
+/// Largest `initialize` or `subscriptions/listen` (WIRE-010): each is
+/// kept for as long as its session or stream lasts, and neither needs more
+/// than a client's name and capabilities.
+pub(crate) const MAX_LASTING_MESSAGE_BYTES: usize = 64 * 1024;
+
+/// Largest `tools/call` of `skill_run` (WIRE-010), kept while a person is
+/// asked to approve it: its arguments are at most 64 of 8 KiB (RUN-0xx's
+/// `MAX_ARGS`, `MAX_ARG_BYTES`), and room for its `_meta` beside them.
+pub(crate) const MAX_RUN_MESSAGE_BYTES: usize = 1024 * 1024;
+
+/// Most confirmed runs waiting at once for a person's approval (RUN-028):
+/// runs are one at a time once approved (RUN-011), and each waiting call
+/// is a request in flight, so 128 of them held every HTTP slot for the
+/// two minutes a prompt may wait. Past it a confirmed call is refused at
+/// once, nothing started.
+pub(crate) const MAX_PENDING_APPROVALS: usize = 8;
+
 /// Largest HTTP request body read (spec HTTP-006): every tool argument is
 /// capped far below it (64 run arguments of 8 KiB, 8 paths, a 1 KiB
 /// query), and with [`MAX_HTTP_IN_FLIGHT`] bodies held at once it bounds

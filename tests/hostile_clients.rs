@@ -148,15 +148,27 @@ fn bad_lines_get_errors_and_the_server_keeps_serving() {
         -32602,
         "a served method with bad params is invalid params, not unknown"
     );
-    // A 10 MiB argument: refused by the argument cap, not by the line limit.
-    let huge = "x".repeat(10 * 1024 * 1024);
-    s.send(&format!(r#"{{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{{"name":"skill_run","arguments":{{"name":"s","script":"sleep.js","args":["{huge}"]}}}}}}"#));
+    // A 9 KiB argument: refused by the argument cap (8 KiB).
+    let long = "x".repeat(9 * 1024);
+    s.send(&format!(r#"{{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{{"name":"skill_run","arguments":{{"name":"s","script":"sleep.js","args":["{long}"]}}}}}}"#));
     let r = s.reply_to(13);
     assert!(
         r["result"]["content"][0]["text"]
             .as_str()
             .unwrap()
             .contains("8192"),
+        "{r}"
+    );
+    // A 10 MiB one: the request is past what a skill_run may be (WIRE-010,
+    // 1 MiB), refused before it is decoded, not by the line limit.
+    let huge = "x".repeat(10 * 1024 * 1024);
+    s.send(&format!(r#"{{"jsonrpc":"2.0","id":16,"method":"tools/call","params":{{"name":"skill_run","arguments":{{"name":"s","script":"sleep.js","args":["{huge}"]}}}}}}"#));
+    let r = s.reply_to(16);
+    assert_eq!(r["error"]["code"], -32600, "{r}");
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("WIRE-010")),
         "{r}"
     );
     // A line over 16 MiB: refused without being held.

@@ -289,10 +289,12 @@ fn digest(token: &str) -> [u8; 32] {
     Sha256::digest(token.as_bytes()).into()
 }
 
+/// A host name as compared: without IPv6 brackets, in lower case, and
+/// without the trailing dot of its absolute form (`localhost.` is
+/// `localhost`, RFC 1034 §3.1, as a resolver answers it).
 fn normalize(host: &str) -> String {
-    host.trim_start_matches('[')
-        .trim_end_matches(']')
-        .to_ascii_lowercase()
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    bare.strip_suffix('.').unwrap_or(bare).to_ascii_lowercase()
 }
 
 fn forbidden(message: String) -> Refused {

@@ -4,12 +4,15 @@
 //! before an answer is built. A count of requests alone bounds neither: a
 //! few clients that never read an 11 MiB answer would hold a gigabyte.
 
-use std::sync::Arc;
-use std::time::Duration;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use rmcp::model::{ClientJsonRpcMessage, ClientRequest};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
+use super::connections::Conn;
 use crate::limits::{HTTP_BUDGET_WAIT_SECS, MAX_BATCH_BYTES, MAX_BATCH_PATHS, MAX_FILE_BYTES};
 
 /// A number of bytes that may be held at once, shared by every request.
@@ -54,6 +57,84 @@ impl Budget {
     #[cfg(test)]
     pub(crate) fn available(&self) -> usize {
         self.bytes.available_permits()
+    }
+}
+
+/// The bodies' budget and who is reading a body now (HTTP-007): when a
+/// chunk finds no room, the reader whose body has made no progress for
+/// longest is closed for it (answered 503 by its own read), so bodies that
+/// stall cannot hold the budget from bodies that arrive.
+pub(crate) struct Bodies {
+    budget: Budget,
+    readers: Mutex<HashMap<u64, Reader>>,
+    next: AtomicU64,
+}
+
+struct Reader {
+    conn: Arc<Conn>,
+    /// When its last chunk arrived.
+    last: Instant,
+}
+
+/// A body being read, registered until dropped.
+pub(crate) struct Reading<'a> {
+    bodies: &'a Bodies,
+    key: u64,
+}
+
+impl Drop for Reading<'_> {
+    fn drop(&mut self) {
+        lock(&self.bodies.readers).remove(&self.key);
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // Nothing here panics while holding it, so a poisoned map is whole.
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl Bodies {
+    pub(crate) fn new(total: usize) -> Bodies {
+        Bodies {
+            budget: Budget::new(total),
+            readers: Mutex::default(),
+            next: AtomicU64::new(0),
+        }
+    }
+
+    /// A body of `conn` starts being read.
+    pub(crate) fn reading(&self, conn: &Arc<Conn>) -> Reading<'_> {
+        let key = self.next.fetch_add(1, Ordering::Relaxed);
+        lock(&self.readers).insert(
+            key,
+            Reader {
+                conn: Arc::clone(conn),
+                last: Instant::now(),
+            },
+        );
+        Reading { bodies: self, key }
+    }
+
+    /// Room for a chunk of `n` bytes of `me`'s body. When there is none,
+    /// the reader stalled longest (at least a second) is closed for it,
+    /// then room is waited for as [`Budget::take`] waits.
+    pub(crate) async fn take(&self, me: &Reading<'_>, n: usize) -> Option<OwnedSemaphorePermit> {
+        if let Some(r) = lock(&self.readers).get_mut(&me.key) {
+            r.last = Instant::now();
+        }
+        if let Some(p) = self.budget.try_take(n) {
+            return Some(p);
+        }
+        let stalest = lock(&self.readers)
+            .iter()
+            .filter(|(k, r)| **k != me.key && r.last.elapsed() >= Duration::from_secs(1))
+            .min_by_key(|(_, r)| r.last)
+            .map(|(_, r)| Arc::clone(&r.conn));
+        if let Some(conn) = stalest {
+            tracing::debug!("closing the stalest body's connection for room (HTTP-007)");
+            conn.close();
+        }
+        self.budget.take(n).await
     }
 }
 

@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::{Context, Poll};
 use std::time::Instant;
@@ -60,7 +60,11 @@ pub(crate) struct Conn {
     /// Milliseconds since the registry started, when `doing` last changed.
     since: AtomicU64,
     clock: Instant,
-    /// Told when the connection is to be closed for a new one.
+    /// Set, and its waiters told, when the connection is to be closed:
+    /// for a new one, or because its body is the slowest while others
+    /// wait for room. Both its task and a request reading its body wait
+    /// on it (the request answers 503 before the connection goes).
+    closing: AtomicBool,
     closed: Notify,
     /// The answer budget of what was handed to this connection and not yet
     /// flushed (HTTP-015): dropped, and so given back, once the writes
@@ -88,9 +92,26 @@ impl Conn {
         Doing::from_u8(self.doing.load(Ordering::Relaxed))
     }
 
-    /// Resolves when the connection is to be closed for a new one.
+    /// Resolves when the connection is to be closed (at once if it was).
     pub(crate) async fn closed(&self) {
-        self.closed.notified().await;
+        loop {
+            let told = self.closed.notified();
+            let mut told = std::pin::pin!(told);
+            // Registered before the flag is read: a close between the two
+            // is not missed.
+            told.as_mut().enable();
+            if self.closing.load(Ordering::Acquire) {
+                return;
+            }
+            told.await;
+        }
+    }
+
+    /// Tells the connection's task, and a request reading its body, to
+    /// close it (HTTP-007, HTTP-008).
+    pub(crate) fn close(&self) {
+        self.closing.store(true, Ordering::Release);
+        self.closed.notify_waiters();
     }
 
     /// The answer's last byte was handed over, holding `permit` of the
@@ -181,7 +202,7 @@ impl Connections {
                 .map(|(id, _)| *id)?;
             if let Some(c) = open.remove(&victim) {
                 tracing::debug!(doing = ?c.doing(), "closing a quiet connection for a new one");
-                c.closed.notify_one();
+                c.close();
             }
         }
         let id = self.next.fetch_add(1, Ordering::Relaxed);
@@ -189,6 +210,7 @@ impl Connections {
             doing: AtomicU8::new(Doing::Nothing as u8),
             since: AtomicU64::new(self.clock.elapsed().as_millis() as u64),
             clock: self.clock,
+            closing: AtomicBool::new(false),
             closed: Notify::new(),
             unsent: Mutex::default(),
         });

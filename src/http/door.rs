@@ -33,7 +33,7 @@ use serde_json::value::RawValue;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::access::{Access, Refused};
-use super::budget::{Budget, answer_estimate};
+use super::budget::{Bodies, Budget, answer_estimate};
 use super::connections::{Conn, Doing};
 use super::headers;
 use super::sessions::Sessions;
@@ -68,7 +68,7 @@ pub(crate) struct Door {
     in_flight: Arc<Semaphore>,
     streams: Arc<Semaphore>,
     per_session: InFlight,
-    bodies: Budget,
+    bodies: Bodies,
     answers: Arc<Budget>,
     /// The answer budget in characters (LIST-005): what an answer held to
     /// it can be, for the answer's estimate (HTTP-015).
@@ -101,7 +101,7 @@ impl Door {
             in_flight: Arc::new(Semaphore::new(MAX_HTTP_IN_FLIGHT)),
             streams: Arc::new(Semaphore::new(MAX_HTTP_STREAMS)),
             per_session: Arc::default(),
-            bodies: Budget::new(MAX_HTTP_BODIES_BYTES),
+            bodies: Bodies::new(MAX_HTTP_BODIES_BYTES),
             answers: Arc::new(Budget::new(MAX_HTTP_ANSWER_BYTES)),
             answer_chars,
         }
@@ -300,7 +300,7 @@ impl Door {
         }
         // The body first, holding no slot: a client whose body does not
         // come holds only the bytes it sent (HTTP-007).
-        let (bytes, body_bytes) = match read_body(body, &self.bodies).await {
+        let (bytes, body_bytes) = match read_body(body, &self.bodies, conn).await {
             Ok(b) => b,
             Err(a) => return none(*a),
         };
@@ -349,6 +349,9 @@ impl Door {
                 if let Err(a) = self.admit(&id, &message, session.is_some()).await {
                     return none(*a);
                 }
+                if let Some(a) = name_no_header_can_match(&parts.headers, &id, &message) {
+                    return none(a);
+                }
                 let listen = matches!(&*message, ClientJsonRpcMessage::Request(r) if r.request.method() == LISTEN);
                 match self.slots(&id, session.as_deref(), listen) {
                     Ok(slots) => hold.slots = Some(slots),
@@ -370,13 +373,16 @@ impl Door {
                 if listen {
                     conn.set(Doing::Streaming);
                 } else {
+                    // Read whole and holding its slot, it is in flight: its
+                    // connection is never closed for a new one, even while
+                    // it waits for room for its answer (HTTP-007, HTTP-008).
+                    conn.set(Doing::Working);
                     // Room for the answer before it is built (HTTP-015).
                     let estimate = answer_estimate(&message, self.answer_chars);
                     let Some(room) = self.answers.take(estimate).await else {
                         return none(answers_full(&id));
                     };
                     hold.bytes = Some(room);
-                    conn.set(Doing::Working);
                 }
                 if is_initialize(&message) {
                     tracing::debug!("opening an HTTP session");
@@ -533,7 +539,7 @@ impl Door {
         match &req.request {
             ClientRequest::InitializeRequest(_) if !in_session => {
                 let open = self.sessions.count();
-                if open >= MAX_HTTP_SESSIONS {
+                if open >= MAX_HTTP_SESSIONS && !self.sessions.make_room() {
                     let mut a = jsonrpc_error(
                         StatusCode::SERVICE_UNAVAILABLE,
                         Some(&id.raw),
@@ -615,6 +621,48 @@ fn removed_in_2026(headers: &http::HeaderMap, body: &[u8]) -> Option<Answer> {
     ))
 }
 
+/// A 2026-07-28 request names its tool, prompt or resource in `Mcp-Name`
+/// too, which rmcp checks against the body and, on a mismatch, answers
+/// quoting the body's value whole (a 3.9 MB tool name answered with a
+/// 3.9 MB error). An `Mcp-*` header is at most [`EXCERPT_BYTES`]
+/// (HTTP-006), so a longer name can match none: said here, with an
+/// excerpt (HARD-005), as rmcp's -32020 says it.
+fn name_no_header_can_match(
+    headers: &http::HeaderMap,
+    id: &ClientId,
+    message: &ClientJsonRpcMessage,
+) -> Option<Answer> {
+    if headers
+        .get("mcp-protocol-version")
+        .is_none_or(|v| v.as_bytes() != b"2026-07-28")
+    {
+        return None;
+    }
+    let ClientJsonRpcMessage::Request(r) = message else {
+        return None;
+    };
+    let name: &str = match &r.request {
+        ClientRequest::CallToolRequest(c) => &c.params.name,
+        ClientRequest::GetPromptRequest(p) => &p.params.name,
+        ClientRequest::ReadResourceRequest(p) => &p.params.uri,
+        _ => return None,
+    };
+    (name.len() > EXCERPT_BYTES).then(|| {
+        jsonrpc_error(
+            StatusCode::BAD_REQUEST,
+            Some(&id.raw),
+            -32020,
+            format!(
+                "Header mismatch: HTTP-006: the request names {} ({} bytes), which no Mcp-Name header can \
+                 match (an MCP header is at most {EXCERPT_BYTES} bytes); no tool, prompt or resource of this \
+                 server has such a name: call tools/list, prompts/list or resources/list for theirs",
+                excerpt(name),
+                name.len()
+            ),
+        )
+    })
+}
+
 fn is_initialize(message: &ClientJsonRpcMessage) -> bool {
     matches!(message, ClientJsonRpcMessage::Request(r) if matches!(r.request, ClientRequest::InitializeRequest(_)))
 }
@@ -643,17 +691,28 @@ fn rmcp_holds(id: &ClientId) -> bool {
 /// until rmcp has read the message.
 async fn read_body<B>(
     body: B,
-    budget: &Budget,
+    bodies: &Bodies,
+    conn: &Arc<Conn>,
 ) -> Result<(Bytes, Option<OwnedSemaphorePermit>), Box<Answer>>
 where
     B: Body<Data = Bytes> + Send + 'static,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>> + Send,
 {
+    let me = bodies.reading(conn);
     let read = async {
         let mut body = std::pin::pin!(body);
         let mut bytes = BytesMut::new();
         let mut held: Option<OwnedSemaphorePermit> = None;
-        while let Some(frame) = body.frame().await {
+        loop {
+            // Closed to make room (HTTP-007, HTTP-008): said, before the
+            // connection goes.
+            let frame = tokio::select! {
+                f = body.frame() => f,
+                () = conn.closed() => return Err(Box::new(closed_for_room())),
+            };
+            let Some(frame) = frame else {
+                break;
+            };
             let frame = frame.map_err(|e| {
                 let e: Box<dyn std::error::Error + Send + Sync> = e.into();
                 Box::new(text(
@@ -673,7 +732,11 @@ where
             if data.is_empty() {
                 continue;
             }
-            let Some(room) = budget.take(data.len()).await else {
+            let room = tokio::select! {
+                r = bodies.take(&me, data.len()) => r,
+                () = conn.closed() => return Err(Box::new(closed_for_room())),
+            };
+            let Some(room) = room else {
                 return Err(Box::new(bodies_full()));
             };
             match &mut held {
@@ -693,6 +756,23 @@ where
             ),
         ))),
     }
+}
+
+/// A request whose body was still arriving when its connection was
+/// closed to make room: the quietest connection at the cap, or the body
+/// stalled longest while another waited for the bodies' budget.
+fn closed_for_room() -> Answer {
+    let mut a = busy(
+        None,
+        "1",
+        "HTTP-008: this request's connection was closed to make room while its body was still arriving \
+         (the quietest connection when the server was full, or the body stalled longest while others \
+         waited); send it again, whole"
+            .to_owned(),
+    );
+    a.headers_mut()
+        .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    a
 }
 
 /// 503 with `Retry-After`, naming the budget that is full.

@@ -82,9 +82,11 @@ pub fn parse_host(s: &str) -> Result<String, String> {
     if bare.parse::<IpAddr>().is_ok() {
         return Ok(s.to_owned());
     }
-    let name = !s.is_empty()
-        && s.len() <= 253
-        && s.split('.').all(|label| {
+    // A name may be written absolute, with its trailing dot (`devbox.`).
+    let labels = s.strip_suffix('.').unwrap_or(s);
+    let name = !labels.is_empty()
+        && labels.len() <= 253
+        && labels.split('.').all(|label| {
             !label.is_empty()
                 && label
                     .bytes()
@@ -289,11 +291,19 @@ pub async fn serve(
                 // the door measures it again for the refusal's words.
                 .max_header_size(MAX_HTTP_HEAD_BYTES)
                 .serve_connection(io, service);
+            let mut served = std::pin::pin!(served);
             tokio::select! {
-                served = served => if let Err(e) = served {
+                served = served.as_mut() => if let Err(e) = served {
                     tracing::debug!(error = %e, "an HTTP connection ended with an error");
                 },
-                () = registered.conn.closed() => {}
+                () = registered.conn.closed() => {
+                    // A request whose body was arriving is answered 503 by
+                    // the door (it waits on the same close): let that
+                    // answer out, briefly, then drop the connection
+                    // (HTTP-008). An idle one closes at once.
+                    served.as_mut().graceful_shutdown();
+                    let _ = tokio::time::timeout(Duration::from_secs(1), served).await;
+                }
             }
             drop(registered);
         });

@@ -313,6 +313,28 @@ impl Sessions {
 
     /// Closes every session idle for longer than `idle` with no request
     /// in flight; runs until the manager is dropped.
+    /// At the cap, closes the session its client has left untouched the
+    /// longest, if that is at least the idle time — even one whose GET
+    /// stream is open, which the sweep keeps: one client holding every
+    /// session with a GET stream each could otherwise keep everyone else
+    /// from opening one for good (HTTP-008). A session with a request in
+    /// flight is never closed for it. True when one was closed.
+    pub(crate) fn make_room(&self) -> bool {
+        let stalest = self
+            .read()
+            .values()
+            .filter(|s| lock(&s.routes).requests.is_empty())
+            .map(|s| (lock(&s.touched).elapsed(), s.id.clone()))
+            .filter(|(quiet, _)| *quiet >= self.idle)
+            .max_by_key(|(quiet, _)| *quiet);
+        let Some((quiet, id)) = stalest else {
+            return false;
+        };
+        tracing::debug!(session = %id, quiet_secs = quiet.as_secs(), "closing a quiet HTTP session for a new one");
+        self.remove(&id);
+        true
+    }
+
     pub(crate) fn expire_idle(self: &Arc<Self>) {
         let weak = Arc::downgrade(self);
         let every = (self.idle / 4).clamp(Duration::from_millis(10), Duration::from_secs(30));

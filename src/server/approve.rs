@@ -12,6 +12,7 @@ use rmcp::model::{
 use rmcp::service::{PeerRequestOptions, RequestContext, ServiceError};
 use tokio::sync::watch;
 
+use crate::limits::MAX_PENDING_APPROVALS;
 use crate::shapes::WillRun;
 
 /// When a confirmed run asks a human first.
@@ -49,6 +50,7 @@ pub(crate) async fn approve(
     ctx: &RequestContext<RoleServer>,
     wait: Duration,
     hangup: Option<watch::Receiver<bool>>,
+    approvals: &tokio::sync::Semaphore,
     plan: WillRun,
 ) -> Result<Option<String>, String> {
     let ask = can_ask(ctx);
@@ -68,6 +70,14 @@ pub(crate) async fn approve(
         }
         (Elicit::WhenDeclared | Elicit::Required, true) => {}
     }
+    // Each waiting call is a request in flight: held to a few, so calls a
+    // person has not answered cannot take every slot of the server.
+    let Ok(_waiting) = approvals.try_acquire() else {
+        return Err(format!(
+            "RUN-028: {MAX_PENDING_APPROVALS} runs are already waiting for a person's approval on this \
+             server, its limit; nothing was started. Answer or dismiss those prompts, then call again."
+        ));
+    };
     let request = ElicitRequest::new(ElicitRequestParams::FormElicitationParams {
         meta: None,
         message: message(&plan),

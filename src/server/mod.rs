@@ -50,6 +50,9 @@ pub struct SkillServer {
     peers: Option<Arc<Peers>>,
     /// When a confirmed run asks a human first (RUN-028).
     elicit: Elicit,
+    /// Confirmed runs waiting for a person's approval, shared by every
+    /// session (RUN-028, `MAX_PENDING_APPROVALS`).
+    approvals: Arc<tokio::sync::Semaphore>,
 }
 
 impl SkillServer {
@@ -75,6 +78,9 @@ impl SkillServer {
             tool_router: Arc::new(plain_schemas(Self::tool_router())),
             peers: None,
             elicit: Elicit::WhenDeclared,
+            approvals: Arc::new(tokio::sync::Semaphore::new(
+                crate::limits::MAX_PENDING_APPROVALS,
+            )),
         }
     }
 
@@ -273,7 +279,8 @@ impl SkillServer {
         let mode = self.elicit;
         let wait = served.elicit_timeout;
         let hangup = self.run_lock.hangup();
-        let ask = |plan| approve::approve(mode, &ctx, wait, hangup, plan);
+        let approvals = &self.approvals;
+        let ask = |plan| approve::approve(mode, &ctx, wait, hangup, approvals, plan);
         let (answer, ()) = tokio::join!(served.run(&self.run_lock, args, watch, ask), forward);
         answer.map(Json)
     }

@@ -9,7 +9,10 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::echo::{EXCERPT_BYTES, excerpt};
-use crate::limits::{MAX_MESSAGE_DEPTH, MAX_MESSAGE_VALUES, MAX_SKILL_NAME_BYTES};
+use crate::limits::{
+    MAX_LASTING_MESSAGE_BYTES, MAX_MESSAGE_DEPTH, MAX_MESSAGE_VALUES, MAX_RUN_MESSAGE_BYTES,
+    MAX_SKILL_NAME_BYTES,
+};
 use crate::uri;
 
 /// Longest id a request may carry, as its JSON text. Every answer carries
@@ -132,7 +135,20 @@ pub fn read(text: &[u8]) -> Incoming {
 /// doors answer alike (HTTP-006).
 pub fn read_decoding(text: &[u8]) -> (Incoming, bool) {
     if let Some(why) = too_complex(text) {
-        return (refuse(id_alone(text), -32600, why), false);
+        let refused = match role_alone(text) {
+            // A notification or a client's answer is never answered
+            // (WIRE-001): an error under a response's id would be a
+            // second answer to one of the client's own requests.
+            Role::NotRequest => {
+                Incoming::Drop(format!("a notification or response refused unread: {why}"))
+            }
+            Role::Request(id) => refuse(id, -32600, why),
+            Role::Unknown => refuse(None, -32600, why),
+        };
+        return (refused, false);
+    }
+    if let Some(why) = too_long_to_keep(text) {
+        return (refuse(role_alone(text).id(), -32600, why), false);
     }
     match read_typed(text) {
         Some(incoming) => (incoming, true),
@@ -187,21 +203,100 @@ fn too_complex(text: &[u8]) -> Option<String> {
     None
 }
 
-/// The id of a message refused for its shape, when it has one that is
-/// short: read without building a tree (serde skips every other member
-/// without allocating).
-fn id_alone(text: &[u8]) -> Option<Box<RawValue>> {
-    #[derive(Deserialize)]
-    struct IdOnly {
-        id: Option<Box<RawValue>>,
+/// What a message refused unread is: a request (with its id, when that is
+/// short), something else, or unknown (serde could not even skip through
+/// it, so `null` answers it as an unreadable request's error does).
+enum Role {
+    Request(Option<Box<RawValue>>),
+    NotRequest,
+    Unknown,
+}
+
+impl Role {
+    fn id(self) -> Option<Box<RawValue>> {
+        match self {
+            Role::Request(id) => id,
+            Role::NotRequest | Role::Unknown => None,
+        }
     }
-    let id = serde_json::from_slice::<IdOnly>(text).ok()?.id?;
-    let t = id.get();
-    (t.len() <= MAX_ID_BYTES
-        && (t.starts_with('"')
-            || t.starts_with('-')
-            || t.starts_with(|c: char| c.is_ascii_digit())))
-    .then_some(id)
+}
+
+/// The role and id of a message, read without building a tree: serde skips
+/// every other member without allocating.
+fn role_alone(text: &[u8]) -> Role {
+    #[derive(Deserialize)]
+    struct Head {
+        id: Option<Box<RawValue>>,
+        method: Option<serde::de::IgnoredAny>,
+    }
+    let Ok(head) = serde_json::from_slice::<Head>(text) else {
+        return Role::Unknown;
+    };
+    match (head.method, head.id) {
+        (Some(_), Some(id)) => {
+            let t = id.get();
+            let short = t.len() <= MAX_ID_BYTES
+                && (t.starts_with('"')
+                    || t.starts_with('-')
+                    || t.starts_with(|c: char| c.is_ascii_digit()));
+            Role::Request(short.then_some(id))
+        }
+        _ => Role::NotRequest,
+    }
+}
+
+/// Why a request is refused for its size although under the transport's
+/// bound (WIRE-010): one that can outlive its answer keeps what it carried
+/// — an `initialize` for its session's life, a `subscriptions/listen` for
+/// its stream's, a confirmed `skill_run` while a person is asked — so 48
+/// sessions opened with 4 MB of `capabilities.experimental` held 193 MB.
+fn too_long_to_keep(text: &[u8]) -> Option<String> {
+    if text.len() <= MAX_LASTING_MESSAGE_BYTES {
+        return None;
+    }
+    #[derive(Deserialize)]
+    struct Head<'a> {
+        #[serde(borrow)]
+        method: Option<std::borrow::Cow<'a, str>>,
+        #[serde(borrow)]
+        params: Option<Params<'a>>,
+    }
+    #[derive(Deserialize)]
+    struct Params<'a> {
+        #[serde(borrow)]
+        name: Option<std::borrow::Cow<'a, str>>,
+    }
+    let head = serde_json::from_slice::<Head>(text).ok()?;
+    let method = head.method?;
+    let (what, limit) = match method.as_ref() {
+        "initialize" => (
+            "an initialize is kept for as long as its session lasts",
+            MAX_LASTING_MESSAGE_BYTES,
+        ),
+        "subscriptions/listen" => (
+            "a subscriptions/listen is kept for as long as it listens",
+            MAX_LASTING_MESSAGE_BYTES,
+        ),
+        "tools/call"
+            if head
+                .params
+                .and_then(|p| p.name)
+                .is_some_and(|n| n == "skill_run") =>
+        {
+            (
+                "a skill_run is kept while a person is asked to approve it",
+                MAX_RUN_MESSAGE_BYTES,
+            )
+        }
+        _ => return None,
+    };
+    (text.len() > limit).then(|| {
+        format!(
+            "Invalid Request: WIRE-010: {what}, so it is at most {limit} bytes, and this one is {}; send it \\
+             without bulk (in _meta, capabilities or arguments)",
+            text.len()
+        )
+    })
 }
 
 /// A request's envelope, borrowed from its text: just what [`read_value`]
@@ -493,7 +588,16 @@ fn not_json(text: &[u8], e: &serde_json::Error) -> Incoming {
                 .is_some()
     });
     let surrogate = e.to_string().contains("escape");
-    let message = if text.starts_with("\u{feff}".as_bytes()) {
+    let message = if let Err(bad) = std::str::from_utf8(text) {
+        // serde says "invalid unicode code point", which names neither the
+        // encoding nor what to send (a client that wrote Latin-1, say).
+        let at = bad.valid_up_to();
+        format!(
+            "Parse error: the message is not UTF-8 (byte 0x{:02X} at byte {at} starts no UTF-8 character); \
+             JSON-RPC messages are UTF-8 text: send it encoded as UTF-8",
+            text.get(at).copied().unwrap_or(0)
+        )
+    } else if text.starts_with("\u{feff}".as_bytes()) {
         // JSON (RFC 8259 §8.1) is sent without a byte-order mark; say so
         // rather than "expected value at column 1", which points nowhere.
         "Parse error: the line starts with a byte-order mark (U+FEFF); send each JSON-RPC message without one".to_owned()
