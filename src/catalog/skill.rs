@@ -146,8 +146,11 @@ pub(super) fn read_skill(
                 &md_path,
                 Reason::Declaration,
                 format!(
-                    "the \"mcp-host\" block does not parse, so it is ignored: {}",
+                    "the \"mcp-host\" block is not valid YAML, so it is ignored and the skill has no scripts \
+                     (its instructions are still served): {}",
                     e.message
+                        .strip_prefix("SKILL.md frontmatter is not valid YAML: ")
+                        .unwrap_or(&e.message)
                 ),
             )
             .at(e.line, e.column),
