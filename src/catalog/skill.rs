@@ -165,8 +165,12 @@ pub(super) fn read_skill(
     // serves them: a run hands over what `run[].env` and the grant name.
     // The catalog keeps only what it serves, for 10,000 skills at once.
     declaration.env = Vec::new();
-    for n in notes.into_iter().chain(decl_notes) {
-        problems.push(Problem::new(&md_path, Reason::Declaration, n.message).at(n.line, n.column));
+    let notes = notes
+        .into_iter()
+        .map(|n| (Reason::Declaration, n))
+        .chain(decl_notes);
+    for (reason, n) in notes {
+        problems.push(Problem::new(&md_path, reason, n.message).at(n.line, n.column));
     }
     let spots = Spots::of(&fm, loaded.closing_line());
     if let Some(fm_name) = fields.name.as_deref().filter(|n| *n != name) {

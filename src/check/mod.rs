@@ -174,9 +174,12 @@ impl Finding {
     }
 
     /// A server problem, with its offending line read back from SKILL.md
-    /// when it has a position. Every problem is an error but an unknown
-    /// frontmatter key: the server ignores it and serves the skill, and a
-    /// key some other host reads is no reason to fail a tree (CHECK-018).
+    /// when it has a position. Every problem is an error but the two that
+    /// refuse nothing: an unknown frontmatter key, which the server
+    /// ignores, serving the skill (a key some other host reads is no
+    /// reason to fail a tree, CHECK-018), and a timeout over the ceiling,
+    /// served at the ceiling as the design of record says it is
+    /// ("clamped to 300", CHECK-004).
     fn from_problem(p: &Problem) -> Finding {
         let source = match (p.line, p.column) {
             (Some(line), Some(_)) => source_line(Path::new(&p.path), line),
@@ -184,7 +187,7 @@ impl Finding {
         };
         Finding {
             severity: match p.reason {
-                Reason::UnknownKey => Severity::Warning,
+                Reason::UnknownKey | Reason::TimeoutClamped => Severity::Warning,
                 _ => Severity::Error,
             },
             kind: Kind::Problem(p.reason),
