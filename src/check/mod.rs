@@ -395,8 +395,9 @@ impl Report {
         self.findings.iter().filter(|f| f.severity == s).count()
     }
 
-    /// True when nothing is refused (and, with `--strict`, nothing warned):
-    /// the process exits 0 (spec CHECK-004).
+    /// True when no error is reported — nothing refused, nothing in a
+    /// served skill read and ignored — and, with `--strict`, nothing
+    /// warned: the process exits 0 (spec CHECK-004).
     pub(crate) fn passed(&self) -> bool {
         self.errors() == 0 && !(self.strict && self.warnings() > 0)
     }
