@@ -12,6 +12,7 @@ use serde_yaml_ng::Value;
 use crate::fence;
 use crate::frontmatter::{Frontmatter, Note, Positions, Seg};
 use crate::limits::{DEFAULT_TIMEOUT_SECS, MAX_TIMEOUT_SECS};
+use crate::problem::Reason;
 
 /// The frontmatter key holding the block.
 pub(crate) const BLOCK_KEY: &str = "mcp-host";
@@ -146,7 +147,7 @@ fn is_hostname(s: &str) -> bool {
 
 /// Reads the block from parsed frontmatter. Never fails: whatever is wrong
 /// becomes a [`Note`] and the rest is kept.
-pub fn read(fm: &Frontmatter) -> (Declaration, Vec<Note>) {
+pub fn read(fm: &Frontmatter) -> (Declaration, Vec<(Reason, Note)>) {
     let mut r = Reader {
         positions: &fm.positions,
         notes: Vec::new(),
@@ -175,7 +176,9 @@ impl Declaration {
 
 struct Reader<'a> {
     positions: &'a Positions,
-    notes: Vec<Note>,
+    /// Each with its reason: `declaration`, or `timeout-clamped` for a
+    /// timeout served at the ceiling.
+    notes: Vec<(Reason, Note)>,
 }
 
 /// The path of the node being read, kept on the stack as the reader
@@ -241,21 +244,34 @@ impl std::fmt::Display for At<'_> {
 
 impl Reader<'_> {
     fn note(&mut self, path: &At<'_>, message: String) {
-        self.notes
-            .push(Note::at(self.positions, &path.segs(), message));
+        self.notes.push((
+            Reason::Declaration,
+            Note::at(self.positions, &path.segs(), message),
+        ));
     }
 
     fn unknown_keys(&mut self, map: &serde_yaml_ng::Mapping, path: &At<'_>, known: &[&str]) {
         for k in map.keys() {
             match k {
                 Value::String(s) if known.contains(&s.as_str()) => {}
-                Value::String(s) => self.note(
-                    &path.key(s),
-                    format!("unknown key {s:?} in \"{path}\" (ignored)"),
-                ),
-                _ => self.note(
+                Value::String(s) => {
+                    let fix = match nearest(s, known) {
+                        Some(k) => format!("did you mean {k:?}? rename it"),
+                        None => format!("the keys read there are {}; remove it", and_list(known)),
+                    };
+                    self.note(
+                        &path.key(s),
+                        format!("unknown key {s:?} in \"{path}\" (ignored): {fix}"),
+                    );
+                }
+                other => self.note(
                     path,
-                    format!("a key in \"{path}\" that is not a string (ignored)"),
+                    format!(
+                        "a key in \"{path}\" that is not a string ({}) (ignored): the keys read there are {}; \
+                         remove it",
+                        crate::frontmatter::key_text(other),
+                        and_list(known)
+                    ),
                 ),
             }
         }
@@ -264,14 +280,23 @@ impl Reader<'_> {
     fn block(&mut self, block: &Value) -> Option<Declaration> {
         let path = At::top(BLOCK_KEY);
         let Value::Mapping(map) = block else {
+            let what = match block {
+                Value::Null => "is empty, not a mapping",
+                _ => "is not a mapping",
+            };
             self.note(
                 &path,
-                "\"mcp-host\" is not a mapping — the block is ignored".into(),
+                format!(
+                    "\"mcp-host\" {what}, so the block is ignored and the skill has no scripts: write its keys \
+                     on the lines below mcp-host:, indented — version: 1, then run: with an entry \
+                     \"- script: <path>\" and \"interpreter: node\" for each script"
+                ),
             );
             return None;
         };
         let vpath = path.key("version");
-        let major = match map.get("version") {
+        let version = map.get("version");
+        let major = match version {
             Some(Value::Number(n)) => n.as_u64().or_else(|| {
                 n.as_f64()
                     .filter(|f| f.is_finite() && *f >= 0.0)
@@ -279,22 +304,49 @@ impl Reader<'_> {
             }),
             _ => None,
         };
-        match major {
-            None => {
+        match (major, version) {
+            (None, None) => {
+                // No `version:` line to point at: the block's first key,
+                // where the line goes.
                 self.note(
-                    &vpath,
-                    "\"mcp-host.version\" is missing or not a number — the block is ignored".into(),
+                    &path,
+                    format!(
+                        "\"mcp-host\" has no \"version\", so the block is ignored and the skill has no scripts: \
+                         add the line version: {VERSION} under mcp-host:, indented as the keys below it are"
+                    ),
                 );
                 return None;
             }
-            Some(v) if v != VERSION => {
+            (None, Some(v)) => {
+                let shown = match v {
+                    Value::String(s) => format!("{s:?}, not a number"),
+                    Value::Number(_) => {
+                        format!("{}, not a version number", crate::frontmatter::key_text(v))
+                    }
+                    other => format!("{}, not a number", crate::frontmatter::key_text(other)),
+                };
                 self.note(
                     &vpath,
-                    format!("\"mcp-host\" declares major version {v}; this server understands version {VERSION} — the block is ignored"),
+                    format!(
+                        "\"mcp-host.version\" is {shown}, so the block is ignored and the skill has no scripts: \
+                         write version: {VERSION}"
+                    ),
                 );
                 return None;
             }
-            Some(_) => {}
+            (Some(v), _) if v != VERSION => {
+                self.note(
+                    &vpath,
+                    format!(
+                        "\"mcp-host\" declares major version {v}, and this server reads version {VERSION} only, \
+                         so the block is ignored and the skill has no scripts: write version: {VERSION} if the \
+                         block is written as version {VERSION} is (run entries of script, interpreter, env, \
+                         timeout), or serve the skill with a server that reads version {v}"
+                    ),
+                );
+                return None;
+            }
+            (Some(_), _) => {}
         }
         self.unknown_keys(map, &path, &["version", "run", "env", "egress", "state"]);
         Some(Declaration {
@@ -315,23 +367,33 @@ impl Reader<'_> {
 
     fn run(&mut self, value: &Value, path: &At<'_>) -> Vec<RunEntry> {
         let Value::Sequence(items) = value else {
-            self.note(path, "\"mcp-host.run\" is not a list (ignored)".into());
+            self.note(
+                path,
+                "\"mcp-host.run\" is not a list (ignored), so the skill has no scripts: write each script as \
+                 an entry on the lines below run:, \"- script: <path>\" with \"interpreter: node\" under it"
+                    .into(),
+            );
             return Vec::new();
         };
         let mut out: Vec<RunEntry> = Vec::new();
+        // Where each kept entry is in the list, to name the first of two.
+        let mut kept_at: Vec<usize> = Vec::new();
         for (i, item) in items.iter().enumerate() {
             let p = path.index(i);
             if let Some(entry) = self.run_entry(item, &p) {
-                if out.iter().any(|e| e.script == entry.script) {
+                if let Some(first) = out.iter().position(|e| e.script == entry.script) {
                     self.note(
                         &p,
                         format!(
-                            "\"{p}\" declares {:?} a second time (ignored)",
-                            entry.script
+                            "\"{p}\" declares {:?} a second time (ignored): delete this entry, or merge it into \
+                             the first, \"{}\"",
+                            entry.script,
+                            path.index(kept_at[first])
                         ),
                     );
                 } else {
                     out.push(entry);
+                    kept_at.push(i);
                 }
             }
         }
@@ -340,57 +402,106 @@ impl Reader<'_> {
 
     fn run_entry(&mut self, item: &Value, p: &At<'_>) -> Option<RunEntry> {
         let Value::Mapping(map) = item else {
-            self.note(p, format!("\"{p}\" is not a mapping (ignored)"));
+            let fix = match item {
+                Value::String(s) if fence::check_str(s).is_ok() => format!(
+                    "write it as - script: {}, with interpreter: {} on the line below, under script:",
+                    scalar(s),
+                    interpreter_for(s)
+                ),
+                _ => "write it as - script: <path>, with interpreter: node on the line below, under script:"
+                    .to_owned(),
+            };
+            self.note(p, format!("\"{p}\" is not a mapping (ignored): {fix}"));
             return None;
         };
         self.unknown_keys(map, p, &["script", "interpreter", "env", "timeout"]);
-        let Some(Value::String(script)) = map.get("script") else {
-            self.note(p, format!("\"{p}\" has no string \"script\" (ignored)"));
-            return None;
+        let script = match map.get("script") {
+            Some(Value::String(script)) => script,
+            None => {
+                self.note(
+                    p,
+                    format!(
+                        "\"{p}\" has no string \"script\" (ignored): add script: <the file's path in the skill, \
+                         like scripts/run.js>"
+                    ),
+                );
+                return None;
+            }
+            Some(other) => {
+                let text = crate::frontmatter::key_text(other);
+                self.note(
+                    &p.key("script"),
+                    format!(
+                        "\"{p}\" has no string \"script\" (ignored): its script is {text}; write the file's \
+                         path in the skill: script: {}",
+                        crate::frontmatter::scalar(&text)
+                    ),
+                );
+                return None;
+            }
         };
         if let Err(rule) = fence::check_str(script) {
             self.note(
                 &p.key("script"),
                 format!(
-                    "\"{p}\" script {script:?} is not usable: {} (ignored)",
-                    rule.describe()
+                    "\"{p}\" script {script:?} is not usable: {} (ignored); {}",
+                    rule.describe(),
+                    script_fix(script, rule)
                 ),
             );
             return None;
         }
         let Some(Value::String(interpreter)) = map.get("interpreter") else {
+            let at = if map.contains_key("interpreter") {
+                p.key("interpreter")
+            } else {
+                p.key("script")
+            };
             self.note(
-                p,
-                format!("\"{p}\" has no string \"interpreter\" (ignored)"),
+                &at,
+                format!(
+                    "\"{p}\" has no string \"interpreter\" (ignored): add interpreter: {} under its script: line",
+                    interpreter_for(script)
+                ),
             );
             return None;
         };
         let timeout_ms = match map.get("timeout") {
             None => DEFAULT_TIMEOUT_SECS * 1000,
-            Some(Value::Number(n)) => {
+            Some(value) => match value.as_f64() {
                 // At least a millisecond; NaN and negatives fail this too.
-                match n.as_f64() {
-                    Some(s) if s * 1000.0 >= 1.0 => {
-                        if s > MAX_TIMEOUT_SECS as f64 {
-                            self.note(
-                                &p.key("timeout"),
-                                format!("\"{p}\" asks for a {s}s timeout; clamped to the {MAX_TIMEOUT_SECS}s ceiling"),
-                            );
-                            MAX_TIMEOUT_SECS * 1000
-                        } else {
-                            (s * 1000.0).round() as u64
-                        }
-                    }
-                    _ => {
-                        self.note(&p.key("timeout"), format!("\"{p}\" has a \"timeout\" that is not a positive number of seconds (ignored)"));
-                        return None;
+                Some(s) if s * 1000.0 >= 1.0 => {
+                    if s > MAX_TIMEOUT_SECS as f64 {
+                        // Served, with the ceiling: a warning, not a
+                        // refusal (DECL-001, CHECK-004).
+                        self.notes.push((
+                            Reason::TimeoutClamped,
+                            Note::at(
+                                self.positions,
+                                &p.key("timeout").segs(),
+                                format!(
+                                    "\"{p}\" asks for a {s}s timeout, over the {MAX_TIMEOUT_SECS}s ceiling, so it is \
+                                     clamped: the script runs with {MAX_TIMEOUT_SECS}s; set timeout: \
+                                     {MAX_TIMEOUT_SECS} or less"
+                                ),
+                            ),
+                        ));
+                        MAX_TIMEOUT_SECS * 1000
+                    } else {
+                        (s * 1000.0).round() as u64
                     }
                 }
-            }
-            Some(_) => {
-                self.note(&p.key("timeout"), format!("\"{p}\" has a \"timeout\" that is not a positive number of seconds (ignored)"));
-                return None;
-            }
+                _ => {
+                    self.note(
+                        &p.key("timeout"),
+                        format!(
+                            "\"{p}\" has a \"timeout\" that is not a positive number of seconds (ignored): {}",
+                            timeout_fix(value)
+                        ),
+                    );
+                    return None;
+                }
+            },
         };
         let env = match map.get("env") {
             None | Some(Value::Null) => Vec::new(),
@@ -403,7 +514,8 @@ impl Reader<'_> {
                         Value::String(name) if !is_env_name(name) => self.note(
                             &np,
                             format!(
-                                "\"{p}\" asks for {name:?}, which is not a variable name (ignored)"
+                                "\"{p}\" asks for {name:?}, which is not a variable name (ignored): {}",
+                                env_name_fix(name)
                             ),
                         ),
                         Value::String(name) => match reserved(name) {
@@ -411,24 +523,35 @@ impl Reader<'_> {
                                 &np,
                                 format!(
                                     "\"{p}\" asks for {name:?}, a variable {why}; no script may be handed \
-                                     it (DECL-006) — refused"
+                                     it (DECL-006) — refused: remove it from env (an owner who needs it sets it \
+                                     for the interpreter outside this server)"
                                 ),
                             ),
                             None if !env.contains(name) => env.push(name.clone()),
                             None => {}
                         },
-                        _ => self.note(
+                        other => self.note(
                             &np,
-                            format!("\"{p}\" has an \"env\" entry that is not a string (ignored)"),
+                            format!(
+                                "\"{p}\" has an \"env\" entry that is not a string ({}) (ignored): write the \
+                                 variable's name",
+                                crate::frontmatter::key_text(other)
+                            ),
                         ),
                     }
                 }
                 env
             }
-            Some(_) => {
+            Some(other) => {
+                let fix = match other {
+                    Value::String(s) if is_env_name(s) => format!("write it as a list: env: [{s}]"),
+                    _ => "write it as a list of variable names: env: [API_KEY]".to_owned(),
+                };
                 self.note(
                     &p.key("env"),
-                    format!("\"{p}\" has an \"env\" that is not a list (ignored)"),
+                    format!(
+                        "\"{p}\" has an \"env\" that is not a list, so the entry is ignored: {fix}"
+                    ),
                 );
                 return None;
             }
@@ -443,14 +566,23 @@ impl Reader<'_> {
 
     fn env_proposals(&mut self, value: &Value, path: &At<'_>) -> Vec<EnvProposal> {
         let Value::Sequence(items) = value else {
-            self.note(path, "\"mcp-host.env\" is not a list (ignored)".into());
+            self.note(
+                path,
+                "\"mcp-host.env\" is not a list (ignored): write each variable as an entry on the lines below \
+                 env:, \"- name: <VARIABLE>\" (with secret: true for a secret)"
+                    .into(),
+            );
             return Vec::new();
         };
         let mut out = Vec::new();
         for (i, item) in items.iter().enumerate() {
             let p = path.index(i);
             let Value::Mapping(map) = item else {
-                self.note(&p, format!("\"{p}\" is not a mapping (ignored)"));
+                let fix = match item {
+                    Value::String(s) if is_env_name(s) => format!("write it as - name: {s}"),
+                    _ => "write it as - name: <VARIABLE>".to_owned(),
+                };
+                self.note(&p, format!("\"{p}\" is not a mapping (ignored): {fix}"));
                 continue;
             };
             self.unknown_keys(map, &p, &["name", "secret", "description", "required"]);
@@ -458,7 +590,19 @@ impl Reader<'_> {
                 .get("name")
                 .filter(|n| n.as_str().is_some_and(is_env_name))
             else {
-                self.note(&p, format!("\"{p}\" has no valid \"name\" (ignored)"));
+                match map.get("name") {
+                    Some(Value::String(bad)) => self.note(
+                        &p.key("name"),
+                        format!(
+                            "\"{p}\" has no valid \"name\" (ignored): {bad:?} is not a variable name; {}",
+                            env_name_fix(bad)
+                        ),
+                    ),
+                    _ => self.note(
+                        &p,
+                        format!("\"{p}\" has no valid \"name\" (ignored): add name: <VARIABLE>"),
+                    ),
+                }
                 continue;
             };
             let mut flag = |k: &str| match map.get(k) {
@@ -467,7 +611,10 @@ impl Reader<'_> {
                 Some(_) => {
                     self.note(
                         &p.key(k),
-                        format!("\"{p}\" has a {k:?} that is not a boolean (ignored)"),
+                        format!(
+                            "\"{p}\" has a {k:?} that is not a boolean (ignored): write {k}: true or {k}: false, \
+                             unquoted"
+                        ),
                     );
                     None
                 }
@@ -490,7 +637,14 @@ impl Reader<'_> {
 
     fn egress(&mut self, value: &Value, path: &At<'_>) -> Vec<String> {
         let Value::Sequence(items) = value else {
-            self.note(path, "\"mcp-host.egress\" is not a list (ignored)".into());
+            let fix = match value {
+                Value::String(h) if is_hostname(h) => format!("write it as a list: egress: [{h}]"),
+                _ => "write it as a list of hostnames: egress: [api.example.com]".to_owned(),
+            };
+            self.note(
+                path,
+                format!("\"mcp-host.egress\" is not a list (ignored): {fix}"),
+            );
             return Vec::new();
         };
         let mut out: Vec<String> = Vec::new();
@@ -501,14 +655,165 @@ impl Reader<'_> {
                         out.push(h.clone());
                     }
                 }
-                _ => self.note(
-                    &path.index(i),
-                    "\"mcp-host.egress\" holds an entry that is not a hostname (ignored)".into(),
-                ),
+                other => {
+                    let (shown, fix) = match other {
+                        Value::String(s) => (
+                            format!("{s:?}"),
+                            match host_of(s) {
+                                Some(h) => format!("write the host alone: {h}"),
+                                None => "write a hostname alone, like api.example.com (no scheme, port or path)"
+                                    .to_owned(),
+                            },
+                        ),
+                        other => (
+                            crate::frontmatter::key_text(other),
+                            "write a hostname, like api.example.com".to_owned(),
+                        ),
+                    };
+                    self.note(
+                        &path.index(i),
+                        format!(
+                            "\"mcp-host.egress\" holds {shown}, which is not a hostname (ignored): {fix}"
+                        ),
+                    );
+                }
             }
         }
         out
     }
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn and_list(items: &[&str]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => (*one).to_owned(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
+}
+
+/// The key of `known` that `key` most likely misspells: the nearest by
+/// edit distance (a transposition counts one), within a quarter of its
+/// length (at least 1, at most 3), as FM-007 suggests top-level keys.
+fn nearest<'k>(key: &str, known: &[&'k str]) -> Option<&'k str> {
+    let lower = key.to_lowercase();
+    let limit = (lower.chars().count() / 4).clamp(1, 3);
+    known
+        .iter()
+        .filter(|k| k.len().abs_diff(lower.len()) <= limit)
+        .map(|k| (strsim::osa_distance(&lower, k), *k))
+        .filter(|(d, _)| *d <= limit)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, k)| k)
+}
+
+/// The interpreter to suggest for `script`: python3 for a `.py` file (run
+/// by a build with the `python3` feature), node otherwise.
+fn interpreter_for(script: &str) -> &'static str {
+    if script.ends_with(".py") {
+        "python3"
+    } else {
+        "node"
+    }
+}
+
+/// `s` as a `key: ` value, quoted when it must be.
+fn scalar(s: &str) -> String {
+    crate::frontmatter::scalar(s)
+}
+
+/// What to write instead of a declared script path the string check
+/// refuses (the fence's rules, DECL-005): the path mended where that is
+/// plain, else the rule to follow.
+fn script_fix(script: &str, rule: fence::PathRule) -> String {
+    use fence::PathRule;
+    let mended = match rule {
+        PathRule::Absolute => Some(script.trim_start_matches('/').to_owned()),
+        PathRule::Backslash => Some(script.replace('\\', "/")),
+        PathRule::EmptySegment => Some(
+            script
+                .split('/')
+                .filter(|s| !s.is_empty())
+                .collect::<Vec<_>>()
+                .join("/"),
+        ),
+        PathRule::DotSegment if script.split('/').all(|s| s != "..") => Some(
+            script
+                .split('/')
+                .filter(|s| *s != ".")
+                .collect::<Vec<_>>()
+                .join("/"),
+        ),
+        _ => None,
+    }
+    .filter(|m| fence::check_str(m).is_ok());
+    match mended {
+        Some(m) => format!("write it from the skill's own folder: script: {}", scalar(&m)),
+        None if rule == PathRule::DotSegment => {
+            "a script must be a file inside the skill's own folder: move it there and write its path from \
+             that folder, like scripts/run.js"
+                .to_owned()
+        }
+        None => "write the path from the skill's own folder with / between folders, like scripts/run.js".to_owned(),
+    }
+}
+
+/// What to write for a `timeout` that is not a positive number of
+/// seconds.
+fn timeout_fix(value: &Value) -> String {
+    let seconds = match value {
+        Value::String(s) => {
+            let t = s.trim();
+            let t = t
+                .strip_suffix("seconds")
+                .or_else(|| t.strip_suffix('s'))
+                .unwrap_or(t)
+                .trim();
+            t.parse::<f64>()
+                .ok()
+                .filter(|n| n.is_finite() && *n * 1000.0 >= 1.0)
+        }
+        _ => None,
+    };
+    match seconds {
+        Some(n) if n <= MAX_TIMEOUT_SECS as f64 => {
+            format!("write it as a number of seconds, unquoted: timeout: {n}")
+        }
+        _ => format!(
+            "write timeout: <seconds>, a number from 0.001 to {MAX_TIMEOUT_SECS} (timeout: 30, say), or leave it \
+             out for the default of {DEFAULT_TIMEOUT_SECS}"
+        ),
+    }
+}
+
+/// What to write instead of a variable name that is not one.
+fn env_name_fix(name: &str) -> String {
+    let mended: String = name
+        .trim()
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_uppercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if is_env_name(&mended) && mended != name {
+        format!(
+            "a variable name is letters, digits and _, not starting with a digit: {mended}, say"
+        )
+    } else {
+        "a variable name is letters, digits and _, not starting with a digit".to_owned()
+    }
+}
+
+/// The host of an egress entry written as a URL or `host:port`, when it is
+/// a hostname.
+fn host_of(s: &str) -> Option<&str> {
+    let rest = s.split_once("://").map_or(s, |(_, r)| r);
+    let host = rest.split(['/', ':', '?', '#']).next()?;
+    (is_hostname(host) && host != s).then_some(host)
 }
 
 #[cfg(test)]
@@ -519,7 +824,7 @@ mod tests {
     fn decl(yaml: &str) -> (Declaration, Vec<String>) {
         let fm = parse(yaml, 2).unwrap();
         let (d, notes) = read(&fm);
-        (d, notes.into_iter().map(|n| n.message).collect())
+        (d, notes.into_iter().map(|(_, n)| n.message).collect())
     }
 
     #[test]
@@ -553,7 +858,7 @@ mod tests {
         );
         assert_eq!(d.run.len(), 1, "a minor version of major 1 is understood");
         let (d, notes) = decl("mcp-host:\n  run:\n    - script: a.js\n      interpreter: node\n");
-        assert!(d.run.is_empty() && notes[0].contains("missing"));
+        assert!(d.run.is_empty() && notes[0].contains("has no \"version\""));
     }
 
     #[test]
@@ -624,7 +929,7 @@ mod tests {
             ));
             assert!(d.run.is_empty());
             assert!(
-                notes[0].contains("missing or not a number"),
+                notes[0].contains("not a version number") && notes[0].ends_with("write version: 1"),
                 "{v}: {notes:?}"
             );
         }
@@ -643,11 +948,110 @@ mod tests {
         assert_eq!(notes.len(), 5, "{notes:?}");
     }
 
+    /// The notes a newcomer meets first, each with its fix (issue 41 §3).
+    #[test]
+    fn each_note_says_what_to_write() {
+        let note = |yaml: &str| {
+            let fm = parse(yaml, 2).unwrap();
+            let (_, notes) = read(&fm);
+            assert_eq!(notes.len(), 1, "{notes:?}");
+            notes.into_iter().next().unwrap()
+        };
+        // No version: at the block's first key, where the line goes.
+        let (reason, n) =
+            note("name: a\nmcp-host:\n  run:\n    - script: a.js\n      interpreter: node\n");
+        assert_eq!(reason, Reason::Declaration);
+        assert_eq!(
+            n.message,
+            "\"mcp-host\" has no \"version\", so the block is ignored and the skill has no scripts: add the line \
+             version: 1 under mcp-host:, indented as the keys below it are"
+        );
+        assert_eq!((n.line, n.column), (Some(4), Some(3)));
+        // A clamp is its own reason, served, with the fix at the value.
+        let (reason, n) = note(
+            "mcp-host:\n  version: 1\n  run:\n    - script: a.js\n      interpreter: node\n      timeout: 600\n",
+        );
+        assert_eq!(reason, Reason::TimeoutClamped);
+        assert_eq!(
+            n.message,
+            "\"mcp-host.run[0]\" asks for a 600s timeout, over the 300s ceiling, so it is clamped: the script runs \
+             with 300s; set timeout: 300 or less"
+        );
+        assert_eq!((n.line, n.column), (Some(7), Some(16)));
+        let entry = |more: &str| {
+            note(&format!(
+                "mcp-host:\n  version: 1\n  run:\n    - script: a.js\n      interpreter: node\n{more}"
+            ))
+            .1
+            .message
+        };
+        assert!(
+            entry("      timeout: \"30s\"\n")
+                .ends_with("write it as a number of seconds, unquoted: timeout: 30"),
+        );
+        assert!(entry("      timout: 30\n").ends_with("did you mean \"timeout\"? rename it"));
+        assert!(entry("      env: API_KEY\n").ends_with("write it as a list: env: [API_KEY]"));
+        assert!(entry("      env: [api-key]\n").ends_with(
+            "a variable name is letters, digits and _, not starting with a digit: API_KEY, say"
+        ));
+        assert!(
+            entry("      env: [LD_PRELOAD]\n").ends_with(
+                "remove it from env (an owner who needs it sets it for the interpreter outside this server)"
+            )
+        );
+        let block = |more: &str| note(&format!("mcp-host:\n  version: 1\n{more}")).1.message;
+        assert!(
+            block("  egress: [\"https://api.example.com/v1\"]\n")
+                .ends_with("is not a hostname (ignored): write the host alone: api.example.com")
+        );
+        assert!(
+            block("  sandbox: true\n").ends_with(
+                "the keys read there are version, run, env, egress and state; remove it"
+            )
+        );
+        assert!(
+            block("  run:\n    - script: /scripts/e.js\n      interpreter: node\n")
+                .ends_with("write it from the skill's own folder: script: scripts/e.js")
+        );
+        assert!(
+            block("  run:\n    - script: scripts\\e.js\n      interpreter: node\n")
+                .ends_with("write it from the skill's own folder: script: scripts/e.js")
+        );
+        assert!(
+            block("  run:\n    - scripts/e.py\n")
+                .ends_with("write it as - script: scripts/e.py, with interpreter: python3 on the line below, under script:")
+        );
+        assert!(
+            block("  run:\n    - script: e.js\n")
+                .ends_with("add interpreter: node under its script: line")
+        );
+        let (_, n) = note("mcp-host:\n  version: \"1\"\n");
+        assert_eq!(
+            n.message,
+            "\"mcp-host.version\" is \"1\", not a number, so the block is ignored and the skill has no scripts: \
+             write version: 1"
+        );
+    }
+
+    /// A script declared twice names the entry that declares it first, as
+    /// written, though an entry before it was refused.
+    #[test]
+    fn a_second_declaration_names_the_first() {
+        let (_, notes) = decl(
+            "mcp-host:\n  version: 1\n  run:\n    - script: a.js\n    - script: b.js\n      interpreter: node\n    - script: b.js\n      interpreter: node\n",
+        );
+        assert!(
+            notes[1]
+                .ends_with("delete this entry, or merge it into the first, \"mcp-host.run[1]\""),
+            "{notes:?}"
+        );
+    }
+
     #[test]
     fn notes_carry_positions() {
         let fm = parse("name: a\nmcp-host:\n  version: 1\n  bogus: 1\n", 2).unwrap();
         let (_, notes) = read(&fm);
-        assert_eq!((notes[0].line, notes[0].column), (Some(5), Some(10)));
+        assert_eq!((notes[0].1.line, notes[0].1.column), (Some(5), Some(10)));
     }
 
     #[test]

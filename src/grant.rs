@@ -83,7 +83,8 @@ impl Grant {
                     rows: Some(Vec::new()),
                     error: Some(format!(
                         "MCP_SKILL_RUN is not a JSON list of {{skill, script, env?}} rows ({e}) — nothing is granted, \
-                         so no script may run until it is fixed"
+                         so no script may run until it is fixed: write it as \
+                         [{{\"skill\": \"<name>\", \"script\": \"<path>\", \"env\": [\"<VARIABLE>\"]}}], one row a script"
                     )),
                 },
             },
@@ -168,10 +169,21 @@ impl Grant {
                 continue;
             }
             let Some(skill) = catalog.get(&row.skill) else {
+                let fix = match nearest(&row.skill, catalog.skills.iter().map(|s| s.name.as_str()))
+                {
+                    Some(n) => format!("did you mean {n:?}? correct the row's \"skill\""),
+                    None => {
+                        "correct the row's \"skill\" to a name skill_list lists, or remove the row"
+                            .to_owned()
+                    }
+                };
                 out.push(Problem::new(
                     path,
                     Reason::Grant,
-                    format!("grants {:?} of the skill {:?}, which this server does not serve; it grants nothing", row.script, row.skill),
+                    format!(
+                        "grants {:?} of the skill {:?}, which this server does not serve; it grants nothing: {fix}",
+                        row.script, row.skill
+                    ),
                 ));
                 continue;
             };
@@ -181,11 +193,23 @@ impl Grant {
                 .iter()
                 .find(|e| e.script == row.script)
             else {
+                let declared = skill.declaration.run.iter().map(|e| e.script.as_str());
+                let fix = match nearest(&row.script, declared.clone()) {
+                    Some(s) => format!("did you mean {s:?}? correct the row's \"script\""),
+                    None if skill.declaration.run.is_empty() => {
+                        "the skill declares no script; declare it in its SKILL.md's mcp-host.run, or remove the row"
+                            .to_owned()
+                    }
+                    None => format!(
+                        "it declares {}; correct the row's \"script\", or remove the row",
+                        declared.map(|s| format!("{s:?}")).collect::<Vec<_>>().join(", ")
+                    ),
+                };
                 out.push(Problem::new(
                     path,
                     Reason::Grant,
                     format!(
-                        "grants {:?}, which the skill {:?} does not declare in mcp-host.run; it grants nothing",
+                        "grants {:?}, which the skill {:?} does not declare in mcp-host.run; it grants nothing: {fix}",
                         row.script, row.skill
                     ),
                 ));
@@ -195,11 +219,12 @@ impl Grant {
                 let detail = match declaration::reserved(var) {
                     Some(why) => format!(
                         "grants {var:?} to {:?} of {:?}, a variable {why}; no script may be handed it \
-                         (DECL-006), so it is not handed over",
+                         (DECL-006), so it is not handed over: remove it from the row",
                         row.script, row.skill
                     ),
                     None => format!(
-                        "grants {var:?} to {:?} of {:?}, which that script did not ask for; it is not handed over",
+                        "grants {var:?} to {:?} of {:?}, which that script did not ask for; it is not handed over: \
+                         add it to the script's env: in the skill's SKILL.md, or remove it from the row",
                         row.script, row.skill
                     ),
                 };
@@ -208,6 +233,20 @@ impl Grant {
         }
         out
     }
+}
+
+/// The one of `names` nearest to `name` by edit distance (a
+/// transposition counts one), within a third of its length (at least 1,
+/// at most 4): the skill or script a grant row most likely means.
+fn nearest<'n>(name: &str, names: impl Iterator<Item = &'n str>) -> Option<&'n str> {
+    let len = name.chars().count();
+    let limit = (len / 3).clamp(1, 4);
+    names
+        .filter(|n| n.chars().count().abs_diff(len) <= limit)
+        .map(|n| (strsim::osa_distance(name, n), n))
+        .filter(|(d, _)| *d <= limit)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, n)| n)
 }
 
 /// A script that may run here, with the variables it will be handed.
@@ -291,6 +330,47 @@ mod tests {
             env: env.iter().map(|s| s.to_string()).collect(),
             timeout_ms: 1000,
         }
+    }
+
+    /// A row that grants nothing names the skill or script it most likely
+    /// means, or says what to do (issue 41 §3).
+    #[test]
+    fn a_row_that_grants_nothing_says_what_it_likely_means() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("weather");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("SKILL.md"),
+            "---\nname: weather\ndescription: d\nmcp-host:\n  version: 1\n  run:\n    - script: forecast.js\n      interpreter: node\n---\n",
+        )
+        .unwrap();
+        std::fs::write(dir.join("forecast.js"), "1").unwrap();
+        let rows = r#"[{"skill":"wether","script":"forecast.js"},{"skill":"weather","script":"forcast.js"},{"skill":"weather","script":"other.js"},{"skill":"weather","script":"forecast.js","env":["KEY"]}]"#;
+        let c = config(&[
+            ("SKILLS_DIR", tmp.path().to_str().unwrap()),
+            ("MCP_SKILL_RUN", rows),
+        ]);
+        let catalog = crate::catalog::scan(&c);
+        let details: Vec<String> = Grant::from_config(&c)
+            .problems(&catalog)
+            .into_iter()
+            .map(|p| p.detail)
+            .collect();
+        assert_eq!(details.len(), 4, "{details:?}");
+        assert!(
+            details[0].ends_with(
+                "it grants nothing: did you mean \"weather\"? correct the row's \"skill\""
+            )
+        );
+        assert!(details[1].ends_with(
+            "it grants nothing: did you mean \"forecast.js\"? correct the row's \"script\""
+        ));
+        assert!(details[2].ends_with(
+            "it grants nothing: it declares \"forecast.js\"; correct the row's \"script\", or remove the row"
+        ));
+        assert!(details[3].ends_with(
+            "it is not handed over: add it to the script's env: in the skill's SKILL.md, or remove it from the row"
+        ));
     }
 
     #[test]

@@ -88,24 +88,63 @@ impl Interpreters {
             .join(", ")
     }
 
-    /// The executable for `name`, or why a script naming it cannot run here.
+    /// The executable for `name`, or why a script naming it cannot run
+    /// here and what to do about it (issue 41 §3).
     pub(crate) fn lookup(&self, name: &str) -> Result<&Path, String> {
         if let Some(why) = self.off {
             return Err(why.to_owned());
         }
         match self.members.iter().find(|m| m.name == name) {
             None => Err(format!(
-                "declares the interpreter {name:?}; this deployment runs: {}",
-                self.listed()
+                "declares the interpreter {name:?}; this deployment runs: {}; {}",
+                self.listed(),
+                self.outside_fix(name)
             )),
             Some(Interpreter { path: Some(p), .. }) => Ok(p),
             Some(Interpreter { path: None, .. }) => Err(format!(
-                "declares the interpreter {name:?}, whose executable is not installed here (none on PATH); this deployment runs: {}",
+                "declares the interpreter {name:?}, whose executable is not installed here (none on PATH); this \
+                 deployment runs: {}; install {name} where the PATH the server starts with finds it",
                 self.listed()
             )),
         }
     }
+
+    /// What to do about a script whose interpreter `name` is outside this
+    /// build's set: the build that runs it, or the name it likely means.
+    fn outside_fix(&self, name: &str) -> String {
+        let meant = KNOWN
+            .iter()
+            .copied()
+            .find(|k| name != *k && name.starts_with(k.trim_end_matches('3')))
+            .or_else(|| {
+                KNOWN
+                    .iter()
+                    .copied()
+                    .find(|k| strsim::osa_distance(name, k) <= 2)
+            });
+        let here = |k: &str| self.members.iter().any(|m| m.name == k);
+        match meant {
+            Some(k) if here(k) => format!("did you mean interpreter: {k}?"),
+            Some(k) if k == name => format!(
+                "a build with --features {k} runs {k} scripts (cargo install --features {k}, or the Nix package \
+                 with-python); or declare interpreter: node for a script node can run"
+            ),
+            Some(k) => format!(
+                "it likely means {k}, which a build with --features {k} runs (cargo install --features {k}, or \
+                 the Nix package with-python): declare interpreter: {k} and serve it with such a build, or \
+                 declare interpreter: node for a script node can run"
+            ),
+            None => format!(
+                "no build of this server runs {name:?}: declare interpreter: {} for a script it can run",
+                self.members.first().map_or("node", |m| m.name)
+            ),
+        }
+    }
 }
+
+/// Every interpreter some build of this server runs: node always, python3
+/// with the `python3` feature.
+const KNOWN: &[&str] = &["node", "python3"];
 
 #[cfg(test)]
 mod tests {
@@ -120,10 +159,47 @@ mod tests {
         } else {
             assert_eq!(
                 err,
-                "declares the interpreter \"python3\"; this deployment runs: node"
+                "declares the interpreter \"python3\"; this deployment runs: node; a build with --features \
+                 python3 runs python3 scripts (cargo install --features python3, or the Nix package \
+                 with-python); or declare interpreter: node for a script node can run"
             );
         }
         assert!(set.lookup("constructor").is_err());
+    }
+
+    /// A name outside the set is told what to do: the build that runs
+    /// python3, the name a near miss means, or the one this build runs.
+    #[test]
+    fn a_name_outside_the_set_is_told_what_to_do() {
+        let set = Interpreters::resolve(None);
+        let err = |name: &str| set.lookup(name).unwrap_err();
+        assert!(
+            err("nodejs").ends_with("; did you mean interpreter: node?"),
+            "{}",
+            err("nodejs")
+        );
+        assert!(
+            err("ruby").ends_with("; no build of this server runs \"ruby\": declare interpreter: node for a script it can run"),
+            "{}",
+            err("ruby")
+        );
+        if !cfg!(feature = "python3") {
+            assert!(
+                err("python").ends_with(
+                    "; it likely means python3, which a build with --features python3 runs (cargo install --features \
+                     python3, or the Nix package with-python): declare interpreter: python3 and serve it with such a \
+                     build, or declare interpreter: node for a script node can run"
+                ),
+                "{}",
+                err("python")
+            );
+        } else {
+            assert!(
+                err("python").ends_with("; did you mean interpreter: python3?"),
+                "{}",
+                err("python")
+            );
+        }
     }
 
     #[test]

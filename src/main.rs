@@ -102,8 +102,11 @@ enum Command {
     /// See what the server would see: the skills it would serve, which
     /// scripts may run, and every problem with its location.
     #[command(
-        after_help = "Exit status: 0 when nothing is refused, 1 when something is \
-(or, with --strict, when anything is warned), 2 on a usage error."
+        after_help = "Exit status: 0 when the server reports no error: nothing refused, and nothing \
+in a served skill read and ignored (warnings — an unknown frontmatter key, a timeout clamped to \
+300 s, the Agent Skills advice — fail it only with --strict); 1 when it reports one, whether it \
+refused a skill or something in a skill it still serves, or when MCP_SKILL_RUN cannot be read; \
+2 on a usage error."
     )]
     Check(CheckArgs),
 }

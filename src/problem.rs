@@ -46,6 +46,10 @@ pub enum Reason {
     /// Served by the tools, but left out of the MCP Skills extension's
     /// `skills/list`, whose rules it does not meet (SKX-006).
     SkillsExtension,
+    /// A declared `timeout` over the 300 s ceiling: the script is served,
+    /// and runs with the ceiling (DECL-001). It refuses nothing, so
+    /// `check` shows it as a warning (CHECK-004).
+    TimeoutClamped,
 }
 
 impl Reason {

@@ -764,7 +764,7 @@ impl SkillsView {
 /// JSON; or why SEP-2640 cannot carry it under its scanned name (SKX-011).
 fn read_front(skill: &Skill) -> Result<String, String> {
     let loaded = catalog::load_skill_md(&skill.dir).map_err(|e| match e {
-        catalog::LoadError::Read(_, d) => d,
+        catalog::LoadError::Read(_, d, _) => d,
         catalog::LoadError::Split(e) => e.to_string(),
     })?;
     let fm = loaded.parse().map_err(|e| e.to_string())?;

@@ -179,20 +179,34 @@ fn a_broken_tree_prints_each_problem_with_its_location() {
     let out = stdout(&o);
     assert_eq!(code(&o), 1, "{out}");
     for want in [
-        "notes: error[no-skill-md]: no SKILL.md in this directory",
-        "alias/SKILL.md:3:14: error[malformed-frontmatter]: SKILL.md frontmatter uses a YAML anchor, which is refused\n  |\n3 | description: &desc Uses a YAML anchor, which the strict reader refuses.\n  |              ^\n",
-        "bad-yaml/SKILL.md:3:14: error[malformed-frontmatter]: SKILL.md frontmatter is not valid YAML: ",
+        "notes: error[no-skill-md]: no SKILL.md in this directory, so it is not a skill: add a SKILL.md to it if it is \
+         meant as a skill, or move it out of this folder of skills\n",
+        "alias/SKILL.md:3:14: error[malformed-frontmatter]: SKILL.md frontmatter uses a YAML anchor, which is refused: \
+         write the value out in full at each place it is used\n  |\n3 | description: &desc Uses a YAML anchor, which the \
+         strict reader refuses.\n  |              ^\n",
+        "bad-yaml/SKILL.md:3:14: error[malformed-frontmatter]: SKILL.md frontmatter is not valid YAML: the value of \
+         \"description\" opens a quote (\") that is never closed; close it at the end of the value: description: \
+         \"a description whose quote never closes\"\n",
         "3 | description: \"a description whose quote never closes\n  |              ^\n",
-        "bad-block/SKILL.md:9:6: error[declaration]: the \"mcp-host\" block does not parse, so it is ignored: ",
+        "bad-block/SKILL.md:9:6: error[declaration]: the \"mcp-host\" block is not valid YAML, so it is ignored and the \
+         skill has no scripts (its instructions are still served): this line is indented 5 spaces, which lines up \
+         with no key it can belong to; indent it 6 spaces, as \"interpreter\" on line 8 is\n",
         "9 |      timeout: 30\n  |      ^\n",
-        "future-version/SKILL.md:5:12: error[declaration]: \"mcp-host\" declares major version 2",
+        "future-version/SKILL.md:5:12: error[declaration]: \"mcp-host\" declares major version 2, and this server reads \
+         version 1 only, so the block is ignored and the skill has no scripts: write version: 1 if the block is \
+         written as version 1 is",
         "5 |   version: 2\n  |            ^\n",
         "unknown-key/SKILL.md:4:7: warning[unknown-key]: unknown frontmatter key \"tags\" (ignored): neither the Agent Skills spec nor Claude Code defines it; keep fields of your own under \"metadata\"\n  |\n4 | tags: [demo, fixtures]\n  |       ^\n",
-        "missing-script/SKILL.md: error[declared-script-missing]: declares \"scripts/gone.js\"",
+        "missing-script/SKILL.md:7:15: error[declared-script-missing]: \"mcp-host.run[0]\" declares \"scripts/gone.js\", \
+         which is not a file in this skill, so it can never run: add the file at \"scripts/gone.js\" in the skill's \
+         folder, or change this line to the path of a file that is there\n",
         "renamed/SKILL.md:2:7: error[name-mismatch]: the frontmatter says name \"renamed-skill\", but the folder is \"renamed\"",
-        "unclosed/SKILL.md: error[malformed-frontmatter]: SKILL.md frontmatter is never closed",
+        "unclosed/SKILL.md:1:1: error[malformed-frontmatter]: SKILL.md frontmatter is never closed by a \"---\" line: \
+         the \"---\" on line 1 opens it and no line of exactly \"---\" follows; add one after the frontmatter's last \
+         line, before the instructions\n",
         "escape: error[symlink-escape]: ",
-        "latin1/SKILL.md: error[unreadable-skill-md]: SKILL.md is not valid UTF-8",
+        "latin1/SKILL.md:3:17: error[unreadable-skill-md]: SKILL.md is not valid UTF-8 (first bad byte at offset 33), \
+         so the skill is not served: save the file as UTF-8 (a Latin-1 file converts with iconv -f latin1 -t utf-8)\n",
         "Loud_Name/SKILL.md:2:7: error[skills-extension]: the name \"Loud_Name\" (the folder's, and its name:) is not one SEP-2640 takes",
         "no-description/SKILL.md:4:1: error[skills-extension]: no \"description\" in the frontmatter: add a line description: ",
     ] {
@@ -210,6 +224,17 @@ fn a_broken_tree_prints_each_problem_with_its_location() {
     // warning is the unknown key (CHECK-018).
     assert_eq!(out.matches("warning[").count(), 1, "{out}");
     assert!(!out.contains("warning[agentskills-"), "{out}");
+    // The summary says which served skills failed, which were refused,
+    // and the errors by code (CHECK-002).
+    assert!(
+        out.contains(
+            "check failed: 8 skills served (6 with errors: Loud_Name, bad-block, future-version, missing-script, \
+             no-description, and 1 more); 4 skills refused (alias, bad-yaml, latin1, unclosed); 12 errors \
+             (3 malformed-frontmatter, 2 declaration, 2 skills-extension, 1 declared-script-missing, 1 name-mismatch, \
+             1 no-skill-md, 1 symlink-escape, 1 unreadable-skill-md), 1 warning\n"
+        ),
+        "{out}"
+    );
 }
 
 // CHECK-007 — the JSON report, pinned as printed (field order and all);
@@ -761,7 +786,8 @@ fn a_skill_md_in_another_case_is_named() {
     for want in [
         "skills-dir/lower: error[no-skill-md]: no SKILL.md in this directory, so it is not a skill: it holds \"skill.md\", and the name is case-sensitive; rename it SKILL.md\n",
         "skills-dir/upper: error[no-skill-md]: no SKILL.md in this directory, so it is not a skill: it holds \"Skill.md\", and the name is case-sensitive; rename it SKILL.md\n",
-        "skills-dir/plain: error[no-skill-md]: no SKILL.md in this directory, so it is not a skill\n",
+        "skills-dir/plain: error[no-skill-md]: no SKILL.md in this directory, so it is not a skill: add a SKILL.md to it \
+         if it is meant as a skill, or move it out of this folder of skills\n",
         "one: error[no-skill-md]: no SKILL.md in this root, so it is not a skill: it holds \"skill.md\", and the name is case-sensitive; rename it SKILL.md\n",
     ] {
         assert!(out.contains(want), "missing {want:?} in\n{out}");
@@ -809,7 +835,7 @@ fn a_repository_root_points_at_its_skills() {
     );
     assert!(!out.contains(".github"), "{out}");
     assert!(
-        out.contains("check failed: 2 skills served; 1 error, 0 warnings"),
+        out.contains("check failed: 2 skills served; 1 error (no-skill-md), 0 warnings"),
         "{out}"
     );
     let problems = server_problems(&repo);
@@ -830,7 +856,8 @@ fn a_repository_root_points_at_its_skills() {
     let out = stdout(&o);
     assert!(
         out.contains(
-            "repo/docs: error[no-skill-md]: no SKILL.md in this directory, so it is not a skill\n"
+            "repo/docs: error[no-skill-md]: no SKILL.md in this directory, so it is not a skill: add a SKILL.md to \
+             it if it is meant as a skill, or move it out of this folder of skills\n"
         ),
         "{out}"
     );
@@ -923,9 +950,22 @@ fn seen(cwd: &Path, roots: &[&str]) -> Seen {
 impl Seen {
     /// Each of the four says `detail` (which ends with its position) about
     /// `path` (absolute; `shown` as the text report shows it) at
-    /// `line:column`, as the one `reason` entry there is.
+    /// `line:column`, as the one `reason` entry there is, an error.
     fn says_once(
         &self,
+        reason: &str,
+        path: &Path,
+        shown: &str,
+        at: Option<(u64, u64)>,
+        detail: &str,
+    ) {
+        self.says_once_as("error", reason, path, shown, at, detail);
+    }
+
+    /// [`Seen::says_once`], the check's finding of `severity`.
+    fn says_once_as(
+        &self,
+        severity: &str,
         reason: &str,
         path: &Path,
         shown: &str,
@@ -965,7 +1005,7 @@ impl Seen {
                 &f["column"]
             ),
             (
-                &"error".into(),
+                &severity.into(),
                 &reason.into(),
                 &detail.into(),
                 &p["line"],
@@ -976,12 +1016,12 @@ impl Seen {
         // The text report leads with the place and says the rest once.
         let heading = match at {
             Some((l, c)) => format!(
-                "{shown}:{l}:{c}: error[{reason}]: {}\n",
+                "{shown}:{l}:{c}: {severity}[{reason}]: {}\n",
                 detail
                     .strip_suffix(&format!(" (line {l}, column {c})"))
                     .unwrap()
             ),
-            None => format!("{shown}: error[{reason}]: {detail}\n"),
+            None => format!("{shown}: {severity}[{reason}]: {detail}\n"),
         };
         assert!(
             self.text.contains(&heading),
@@ -1070,9 +1110,12 @@ fn a_folder_named_unlike_its_skill_is_one_report_with_its_fix() {
         detail,
     );
     assert!(!s.text.contains("skills-extension"), "{}", s.text);
+    // Served, and still failing the check: the summary says which skill
+    // and which error.
     assert!(
-        s.text
-            .contains("check failed: 1 skill served; 1 error, 0 warnings"),
+        s.text.contains(
+            "check failed: 1 skill served (1 with errors: postgresql); 1 error (name-mismatch), 0 warnings"
+        ),
         "{}",
         s.text
     );
@@ -1207,5 +1250,283 @@ fn roots_written_as_a_newcomer_writes_them_say_what_they_were_read_as() {
         err(&o).contains("SKILLS_DIR=/tmp/my-skills skill-mcp"),
         "{}",
         err(&o)
+    );
+}
+
+// DECL-003 (issue 41 §3) — an `mcp-host:` block with no `version:` is one
+// report at the block's first key, where the line goes, saying to add it.
+#[test]
+fn a_block_with_no_version_says_to_add_it_and_where() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cwd = std::fs::canonicalize(tmp.path()).unwrap();
+    write(
+        &cwd,
+        "skills/typo-script/SKILL.md",
+        "---\nname: typo-script\ndescription: Runs a script.\nmcp-host:\n  run:\n    - script: scripts/run.js\n      interpreter: node\n---\nbody\n",
+    );
+    write(&cwd, "skills/typo-script/scripts/run.js", "1\n");
+    let s = seen(&cwd, &["skills"]);
+    s.says_once(
+        "declaration",
+        &cwd.join("skills/typo-script/SKILL.md"),
+        "skills/typo-script/SKILL.md",
+        Some((5, 3)),
+        "\"mcp-host\" has no \"version\", so the block is ignored and the skill has no scripts: add the line \
+         version: 1 under mcp-host:, indented as the keys below it are (line 5, column 3)",
+    );
+    assert!(s.text.contains("5 |   run:\n  |   ^\n"), "{}", s.text);
+}
+
+// DISC-010 (issue 41 §3) — a typo in a declared script's path is one
+// report at its `script:` line, naming the skill's own file it likely
+// means, said once (it said "not a regular file in this skill: it is not a
+// file in this skill", with no line).
+#[test]
+fn a_typo_in_a_script_path_names_the_file_it_means() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cwd = std::fs::canonicalize(tmp.path()).unwrap();
+    write(
+        &cwd,
+        "skills/runner/SKILL.md",
+        "---\nname: runner\ndescription: Runs a script.\nmcp-host:\n  version: 1\n  run:\n    - script: script/run.js\n      interpreter: node\n---\nbody\n",
+    );
+    write(&cwd, "skills/runner/scripts/run.js", "1\n");
+    let s = seen(&cwd, &["skills"]);
+    s.says_once(
+        "declared-script-missing",
+        &cwd.join("skills/runner/SKILL.md"),
+        "skills/runner/SKILL.md",
+        Some((7, 15)),
+        "\"mcp-host.run[0]\" declares \"script/run.js\", which is not a file in this skill, so it can never run: \
+         did you mean \"scripts/run.js\"? change this line to script: scripts/run.js (line 7, column 15)",
+    );
+    assert!(
+        s.text
+            .contains("7 |     - script: script/run.js\n  |               ^\n"),
+        "{}",
+        s.text
+    );
+}
+
+// RUN-007 (issue 41 §3) — a python3 script in a default build is
+// unavailable, a fact of the deployment (no problem, the check passes),
+// and its reason says which build runs it, or to use node.
+#[cfg(not(feature = "python3"))]
+#[test]
+fn a_python3_script_says_which_build_runs_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cwd = std::fs::canonicalize(tmp.path()).unwrap();
+    write(
+        &cwd,
+        "skills/py/SKILL.md",
+        "---\nname: py\ndescription: Runs a Python script.\nmcp-host:\n  version: 1\n  run:\n    - script: tool.py\n      interpreter: python3\n---\nbody\n",
+    );
+    write(&cwd, "skills/py/tool.py", "print(1)\n");
+    let s = seen(&cwd, &["skills"]);
+    let reason = "declares the interpreter \"python3\"; this deployment runs: node; a build with --features python3 \
+                  runs python3 scripts (cargo install --features python3, or the Nix package with-python); or declare \
+                  interpreter: node for a script node can run";
+    assert!(
+        s.text.contains("served py: 2 files, ")
+            && s.text
+                .contains(&format!("unavailable: tool.py ({reason})\n")),
+        "{}",
+        s.text
+    );
+    assert!(
+        s.problems.is_empty() && s.findings.is_empty(),
+        "{:?}",
+        s.problems
+    );
+    assert!(
+        s.text
+            .contains("check passed: 1 skill served; 0 errors, 0 warnings"),
+        "{}",
+        s.text
+    );
+    let o = run_in(&cwd, &["check", "--format", "json", "skills"], &[]);
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["skills"][0]["unavailableScripts"][0]["reason"], reason);
+}
+
+// DECL-001, CHECK-004 (issue 41 §3) — a timeout over the ceiling is served
+// at the ceiling: one `timeout-clamped` report at the value, with the fix,
+// a warning in the check, which passes (it failed the check as an error).
+#[test]
+fn a_timeout_over_the_ceiling_is_a_warning_with_its_fix() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cwd = std::fs::canonicalize(tmp.path()).unwrap();
+    write(
+        &cwd,
+        "skills/slow/SKILL.md",
+        "---\nname: slow\ndescription: Runs a slow script.\nmcp-host:\n  version: 1\n  run:\n    - script: run.js\n      interpreter: node\n      timeout: 600\n---\nbody\n",
+    );
+    write(&cwd, "skills/slow/run.js", "1\n");
+    let s = seen(&cwd, &["skills"]);
+    s.says_once_as(
+        "warning",
+        "timeout-clamped",
+        &cwd.join("skills/slow/SKILL.md"),
+        "skills/slow/SKILL.md",
+        Some((9, 16)),
+        "\"mcp-host.run[0]\" asks for a 600s timeout, over the 300s ceiling, so it is clamped: the script runs \
+         with 300s; set timeout: 300 or less (line 9, column 16)",
+    );
+    assert!(
+        s.text
+            .contains("served slow: 2 files, 153 B; runnable: run.js\n"),
+        "{}",
+        s.text
+    );
+    assert!(
+        s.text
+            .contains("check passed: 1 skill served; 0 errors, 1 warning\n"),
+        "{}",
+        s.text
+    );
+    let o = run_in(&cwd, &["check", "skills"], &[]);
+    assert_eq!(code(&o), 0);
+    let o = run_in(&cwd, &["check", "--strict", "skills"], &[]);
+    assert_eq!(code(&o), 1);
+}
+
+// FM-001..FM-006 (issue 41 §3) — frontmatter mistakes, each one report at
+// the line to edit, with what to write: never closed, a first line that
+// is not "---", a value starting with "*", a quote never closed, an empty
+// frontmatter, and a SKILL.md that is not UTF-8.
+#[test]
+fn frontmatter_mistakes_say_where_and_what_to_write() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cwd = std::fs::canonicalize(tmp.path()).unwrap();
+    // (folder, SKILL.md, line and column, reason, detail)
+    type Case<'a> = (&'a str, &'a [u8], (u64, u64), &'a str, &'a str);
+    let cases: &[Case] = &[
+        (
+            "unclosed",
+            b"---\nname: unclosed\ndescription: d\n\n# Unclosed\n",
+            (1, 1),
+            "malformed-frontmatter",
+            "SKILL.md frontmatter is never closed by a \"---\" line: the \"---\" on line 1 opens it and no line of \
+             exactly \"---\" follows; add one after the frontmatter's last line, before the instructions",
+        ),
+        (
+            "dashes",
+            b"---\nname: dashes\ndescription: d\n----\n# Dashes\n",
+            (4, 1),
+            "malformed-frontmatter",
+            "SKILL.md frontmatter is never closed by a \"---\" line: this line is \"----\", and only a line of exactly \
+             \"---\" closes it; make it \"---\"",
+        ),
+        (
+            "heading",
+            b"# Heading\n\nname: heading\n",
+            (1, 1),
+            "malformed-frontmatter",
+            "SKILL.md does not begin with a \"---\" frontmatter line: start the file with a line \"---\", then name: \
+             <the folder's name> and description: <what the skill does, and when to use it>, then a line \"---\", \
+             then the instructions",
+        ),
+        (
+            "star",
+            b"---\nname: star\ndescription: *Bold* forms\n---\n",
+            (3, 14),
+            "malformed-frontmatter",
+            "SKILL.md frontmatter is not valid YAML: the value of \"description\" starts with \"*\", which YAML reads \
+             as an alias (a reference to an anchor), not as text; quote the value: description: \"*Bold* forms\"",
+        ),
+        (
+            "quote",
+            b"---\nname: quote\ndescription: \"Fills forms\nlicense: MIT\n---\n",
+            (3, 14),
+            "malformed-frontmatter",
+            "SKILL.md frontmatter is not valid YAML: the value of \"description\" opens a quote (\") that is never \
+             closed; close it at the end of the value: description: \"Fills forms\"",
+        ),
+        (
+            "empty",
+            b"---\n---\nbody\n",
+            (2, 1),
+            "malformed-frontmatter",
+            "SKILL.md frontmatter is empty, so it is not a mapping: add the lines name: <the folder's name> and \
+             description: <what the skill does, and when to use it> between the two \"---\" lines",
+        ),
+        (
+            "latin",
+            b"---\nname: latin\ndescription: caf\xe9\n---\n",
+            (3, 17),
+            "unreadable-skill-md",
+            "SKILL.md is not valid UTF-8 (first bad byte at offset 32), so the skill is not served: save the file as \
+             UTF-8 (a Latin-1 file converts with iconv -f latin1 -t utf-8)",
+        ),
+    ];
+    for (name, text, _, _, _) in cases {
+        let dir = cwd.join("skills").join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("SKILL.md"), text).unwrap();
+    }
+    let s = seen(&cwd, &["skills"]);
+    for (name, _, (l, c), reason, detail) in cases {
+        s.says_once(
+            reason,
+            &cwd.join(format!("skills/{name}/SKILL.md")),
+            &format!("skills/{name}/SKILL.md"),
+            Some((*l, *c)),
+            &format!("{detail} (line {l}, column {c})"),
+        );
+    }
+    // Each was refused, and the summary says so.
+    assert!(
+        s.text.contains(
+            "check failed: 0 skills served; 7 skills refused (dashes, empty, heading, latin, quote, and 2 more); \
+             7 errors (6 malformed-frontmatter, 1 unreadable-skill-md), 0 warnings\n"
+        ),
+        "{}",
+        s.text
+    );
+}
+
+// CHECK-002, CHECK-004 (issue 41 §3) — the summary says which skills are
+// served, which of them fail the check, and which were refused: a skill
+// served under its folder's name with a mismatched name: fails as surely
+// as one whose YAML is refused, and both are named.
+#[test]
+fn the_summary_names_the_skills_that_failed_and_the_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cwd = std::fs::canonicalize(tmp.path()).unwrap();
+    write(
+        &cwd,
+        "skills/postgresql/SKILL.md",
+        "---\nname: postgresql-table-design\ndescription: d\n---\n",
+    );
+    write(
+        &cwd,
+        "skills/broken/SKILL.md",
+        "---\nname: broken\ndescription: \"d\n---\n",
+    );
+    write(
+        &cwd,
+        "skills/fine/SKILL.md",
+        "---\nname: fine\ndescription: d\n---\n",
+    );
+    let o = run_in(&cwd, &["check", "skills"], &[]);
+    let out = stdout(&o);
+    assert_eq!(code(&o), 1, "{out}");
+    assert!(
+        out.ends_with(
+            "\ncheck failed: 2 skills served (1 with errors: postgresql); 1 skill refused (broken); 2 errors \
+             (1 malformed-frontmatter, 1 name-mismatch), 0 warnings\n"
+        ),
+        "{out}"
+    );
+    let o = run_in(&cwd, &["check", "--format", "json", "skills"], &[]);
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["failing"], serde_json::json!(["postgresql"]));
+    assert_eq!(
+        v["refused"],
+        serde_json::json!([{
+            "name": "broken",
+            "path": cwd.join("skills/broken/SKILL.md").to_str().unwrap(),
+            "kind": "malformed-frontmatter"
+        }])
     );
 }

@@ -259,8 +259,11 @@ fn the_interpreter_set_is_the_one_this_build_states() {
         assert_eq!(unavailable.len(), 1, "{skill}");
         assert_eq!(unavailable[0]["script"], "hello.py");
         let reason = unavailable[0]["reason"].as_str().unwrap();
+        // It names the set, and the build that runs python3 (issue 41 §3).
         assert!(
-            reason.contains("\"python3\"") && reason.ends_with("this deployment runs: node"),
+            reason.contains("\"python3\"")
+                && reason.contains("this deployment runs: node;")
+                && reason.contains("a build with --features python3 runs python3 scripts"),
             "{reason}"
         );
         assert_eq!(r["result"]["isError"], true, "{r}");

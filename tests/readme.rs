@@ -488,6 +488,7 @@ fn build_and_install_commands_give_a_working_binary() {
             py["unavailableScripts"][0]["reason"]
                 .as_str()
                 .and_then(|r| r.rsplit("this deployment runs: ").next())
+                .and_then(|r| r.split(';').next())
                 .unwrap_or_default()
         };
         let want = if python { "node, python3" } else { "node" };

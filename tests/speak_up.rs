@@ -90,8 +90,9 @@ fn a_missing_root_is_said_on_stderr_and_in_the_handshake() {
     // LIST-016: the path and the reason, where the model reads first,
     // and what to do about it.
     let said = format!(
-        "Serves 0 Agent Skills: {missing} could not be read: No such file or directory (os error 2). \
-         Tell the user, who can correct the path in this server's configuration"
+        "Serves 0 Agent Skills: {missing} could not be read: No such file or directory (os error 2); no such \
+         folder: correct the path, or create the folder. Tell the user, who can correct the path in this server's \
+         configuration"
     );
     assert!(instructions.starts_with(&said), "{instructions}");
     // LIST-009: with nothing served, the model is not sent to call tools
@@ -106,7 +107,8 @@ fn a_missing_root_is_said_on_stderr_and_in_the_handshake() {
     assert_eq!(warned.len(), 1, "{stderr:?}");
     assert!(
         warned[0].ends_with(&format!(
-            "root-unreadable: {missing}: this root could not be read: No such file or directory (os error 2)"
+            "root-unreadable: {missing}: this root could not be read: No such file or directory (os error 2); no \
+             such folder: correct the path, or create the folder"
         )),
         "{stderr:?}"
     );

@@ -256,6 +256,70 @@ fn and_list(items: &[String]) -> String {
     }
 }
 
+/// A skill name (DISC-009) made from a directory name that is not one:
+/// each run of other characters one `-`, none leading or trailing, at
+/// most 64; `None` when nothing is left.
+fn name_like(s: &str) -> Option<String> {
+    let mut out = String::new();
+    for c in s.chars() {
+        if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+            if !out.is_empty() || c.is_ascii_alphanumeric() {
+                out.push(c);
+            }
+        } else if !out.is_empty() && !out.ends_with('-') {
+            out.push('-');
+        }
+    }
+    out.truncate(64);
+    let out = out.trim_end_matches('-').to_owned();
+    is_skill_name(&out).then_some(out)
+}
+
+/// The fix for a root that is not a directory: the folder holding it
+/// when it is a SKILL.md (layout 1 takes that folder as the skill).
+fn not_a_directory(root: &Path) -> String {
+    match root.parent() {
+        Some(dir) if root.file_name() == Some(OsStr::new(SKILL_MD)) => format!(
+            "; it is a SKILL.md: point at the folder that holds it, {}",
+            show(dir)
+        ),
+        _ => "; point at a folder of skills (or at one skill's folder)".to_owned(),
+    }
+}
+
+/// The fix for a root that could not be read: a folder beside it with a
+/// name near its own, when it does not exist (a typo); else what to check.
+fn unreadable(root: &Path, e: &std::io::Error) -> String {
+    if e.kind() == std::io::ErrorKind::PermissionDenied {
+        return "; make it readable by the user the server runs as".to_owned();
+    }
+    if e.kind() != std::io::ErrorKind::NotFound {
+        return String::new();
+    }
+    let near = root.file_name().and_then(|want| {
+        let want = want.to_string_lossy();
+        let limit = (want.chars().count() / 3).clamp(1, 3);
+        let parent = root
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        fs::read_dir(parent)
+            .ok()?
+            .filter_map(Result::ok)
+            .take(4096)
+            .filter(|e| e.path().is_dir())
+            .filter_map(|e| e.file_name().into_string().ok())
+            .map(|n| (strsim::osa_distance(&want, &n), n))
+            .filter(|(d, _)| *d <= limit)
+            .min_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(&b.1)))
+            .map(|(_, n)| root.with_file_name(n))
+    });
+    match near {
+        Some(p) => format!("; did you mean {}?", show(&p)),
+        None => "; no such folder: correct the path, or create the folder".to_owned(),
+    }
+}
+
 /// `.git`, `.github` and the like: never skill candidates (DISC-004).
 fn is_hidden(name: &OsStr) -> bool {
     name.as_encoded_bytes().first() == Some(&b'.')
@@ -291,6 +355,12 @@ fn holds_a_skill(dir: &Path) -> bool {
         .any(|e| has_skill_md(&e.path()))
 }
 
+/// What to do about a directory of a root that holds no SKILL.md, where
+/// nothing better is known (a repository root says where its skills are
+/// instead, DISC-019).
+const NOT_A_SKILL_FIX: &str =
+    ": add a SKILL.md to it if it is meant as a skill, or move it out of this folder of skills";
+
 /// What a `no-skill-md` problem says: that the directory is no skill and,
 /// when it holds a SKILL.md spelt in another case, that the name is
 /// case-sensitive (DISC-018).
@@ -299,7 +369,7 @@ fn no_skill_md(dir: &Path, what: &str) -> String {
         Some(v) => format!(
             "no SKILL.md in this {what}, so it is not a skill: it holds {v:?}, and the name is case-sensitive; rename it SKILL.md"
         ),
-        None => format!("no SKILL.md in this {what}, so it is not a skill"),
+        None => format!("no SKILL.md in this {what}, so it is not a skill{NOT_A_SKILL_FIX}"),
     }
 }
 
@@ -310,6 +380,11 @@ impl Scan<'_> {
         let real = match fs::canonicalize(root) {
             Ok(r) if r.is_dir() => r,
             Ok(_) => {
+                let hint = if hint.is_empty() {
+                    not_a_directory(root)
+                } else {
+                    hint.to_owned()
+                };
                 self.problems.push(Problem::new(
                     show(root),
                     Reason::RootUnreadable,
@@ -318,6 +393,11 @@ impl Scan<'_> {
                 return;
             }
             Err(e) => {
+                let hint = if hint.is_empty() {
+                    unreadable(root, &e)
+                } else {
+                    hint.to_owned()
+                };
                 self.problems.push(Problem::new(
                     show(root),
                     Reason::RootUnreadable,
@@ -358,7 +438,9 @@ impl Scan<'_> {
                 _ => self.problems.push(Problem::new(
                     show(&skills),
                     Reason::SymlinkEscape,
-                    "the \"skills\" directory resolves outside the configured root; refused",
+                    "the \"skills\" directory resolves outside the configured root; refused: add the folder it \
+                     leads to as a root of its own (SKILLS_DIR holds several, separated by \":\"), or move the skills \
+                     into this root",
                 )),
             }
         }
@@ -368,6 +450,9 @@ impl Scan<'_> {
         if self.candidates.len() > beside_candidates {
             for p in &mut self.problems[first_problem..beside_problems] {
                 if p.reason == Reason::NoSkillMd {
+                    if let Some(base) = p.detail.strip_suffix(NOT_A_SKILL_FIX) {
+                        p.detail.truncate(base.len());
+                    }
                     p.detail.push_str(
                         "; this root keeps its skills in skills/: point SKILLS_DIR at that directory to serve only them",
                     );
@@ -442,20 +527,29 @@ impl Scan<'_> {
                     self.problems.push(Problem::new(
                         show(&at),
                         Reason::SymlinkEscape,
-                        format!("this entry could not be resolved ({e}): a broken symlink, a loop, or an unreadable target; refused"),
+                        format!(
+                            "this entry could not be resolved ({e}): a broken symlink, a loop, or an unreadable target; \
+                             refused: point it at a skill's folder inside this root, or remove it"
+                        ),
                     ));
                     continue;
                 }
             };
             if !real.starts_with(root) {
+                let what = if ft.is_symlink() {
+                    "this entry is a symlink resolving outside the configured root"
+                } else {
+                    "this directory resolves outside the configured root"
+                };
+                let beside = real.parent().map_or_else(|| show(&real), show);
                 self.problems.push(Problem::new(
                     show(&at),
                     Reason::SymlinkEscape,
-                    if ft.is_symlink() {
-                        "this entry is a symlink resolving outside the configured root; refused"
-                    } else {
-                        "this directory resolves outside the configured root; refused"
-                    },
+                    format!(
+                        "{what} (to {}); refused: to serve it, add {beside} as a root of its own (SKILLS_DIR holds \
+                         several, separated by \":\"), or move the skill into this root",
+                        show(&real)
+                    ),
                 ));
                 continue;
             }
@@ -499,8 +593,12 @@ fn candidate_name(c: &Candidate, problems: &mut Vec<Problem>) -> Option<String> 
                 Reason::UnusableName,
                 format!(
                     "the directory name {:?} cannot be served (a skill name is 1-64 of A-Z a-z 0-9 . _ -, starting with a letter or digit), \
-                     and a skill is served under its directory name; skipped",
-                    base.to_string_lossy()
+                     and a skill is served under its directory name; skipped: {}",
+                    base.to_string_lossy(),
+                    match name_like(&base.to_string_lossy()) {
+                        Some(like) => format!("rename the folder to {like:?} (and its SKILL.md's name: to match)"),
+                        None => "rename the folder to such a name (and its SKILL.md's name: to match)".to_owned(),
+                    }
                 ),
             ));
             return None;
@@ -513,8 +611,10 @@ fn candidate_name(c: &Candidate, problems: &mut Vec<Problem>) -> Option<String> 
                 Reason::NameMismatch,
                 format!(
                     "this entry is a symlink to {}, and a skill is served under its real directory's name; serving it as {name:?}, \
-                     which is also the name a grant must use",
-                    show(&c.real)
+                     which is also the name a grant must use: call it {name:?}, or, to serve it as {:?}, rename the \
+                     folder it leads to (and its SKILL.md's name:) to that",
+                    show(&c.real),
+                    c.found_at.file_name().unwrap_or_default().to_string_lossy()
                 ),
             ));
         }

@@ -113,8 +113,9 @@ pub(super) fn read_skill(
     let md_path = show(&dir.join(SKILL_MD));
     let loaded = match load_skill_md(&dir) {
         Ok(l) => l,
-        Err(LoadError::Read(reason, detail)) => {
-            problems.push(Problem::new(md_path, reason, detail));
+        Err(LoadError::Read(reason, detail, at)) => {
+            problems
+                .push(Problem::new(md_path, reason, detail).at(at.map(|a| a.0), at.map(|a| a.1)));
             return None;
         }
         Err(LoadError::Split(e)) => {
@@ -146,8 +147,11 @@ pub(super) fn read_skill(
                 &md_path,
                 Reason::Declaration,
                 format!(
-                    "the \"mcp-host\" block does not parse, so it is ignored: {}",
+                    "the \"mcp-host\" block is not valid YAML, so it is ignored and the skill has no scripts \
+                     (its instructions are still served): {}",
                     e.message
+                        .strip_prefix("SKILL.md frontmatter is not valid YAML: ")
+                        .unwrap_or(&e.message)
                 ),
             )
             .at(e.line, e.column),
@@ -162,8 +166,12 @@ pub(super) fn read_skill(
     // serves them: a run hands over what `run[].env` and the grant name.
     // The catalog keeps only what it serves, for 10,000 skills at once.
     declaration.env = Vec::new();
-    for n in notes.into_iter().chain(decl_notes) {
-        problems.push(Problem::new(&md_path, Reason::Declaration, n.message).at(n.line, n.column));
+    let notes = notes
+        .into_iter()
+        .map(|n| (Reason::Declaration, n))
+        .chain(decl_notes);
+    for (reason, n) in notes {
+        problems.push(Problem::new(&md_path, reason, n.message).at(n.line, n.column));
     }
     let spots = Spots::of(&fm, loaded.closing_line());
     if let Some(fm_name) = fields.name.as_deref().filter(|n| *n != name) {
@@ -188,32 +196,40 @@ pub(super) fn read_skill(
             if plain {
                 return None;
             }
+            let (i, at) = script_spot(&fm, &entry.script);
             let why = match fence::resolve(&dir, &entry.script) {
                 Ok(_) => return None,
                 Err(FenceError::Escape { .. }) => {
-                    problems.push(Problem::new(
-                        show(&dir.join(&entry.script)),
-                        Reason::SymlinkEscape,
-                        format!(
-                            "declares {:?}, which resolves outside this skill's own directory",
-                            entry.script
-                        ),
-                    ));
+                    let path = show(&dir.join(&entry.script));
+                    let more = format!(
+                        "; mcp-host.run declares {:?} as a script, which can never run until it is a file inside \
+                         the skill",
+                        entry.script
+                    );
+                    // The walk reported this very symlink: one report,
+                    // which says what it costs the declaration too.
+                    match problems
+                        .iter_mut()
+                        .find(|p| p.reason == Reason::SymlinkEscape && p.path == path)
+                    {
+                        Some(p) => p.amend(&more),
+                        None => problems.push(Problem::new(
+                            path,
+                            Reason::SymlinkEscape,
+                            format!(
+                                "{:?} resolves outside this skill's own directory{more}",
+                                entry.script
+                            ),
+                        )),
+                    }
                     "it resolves outside the skill's own directory".to_owned()
                 }
                 Err(e) => {
-                    let why = match e {
-                        FenceError::NotFound { .. } => "it is not a file in this skill".to_owned(),
-                        other => other.to_string(),
-                    };
-                    problems.push(Problem::new(
-                        &md_path,
-                        Reason::DeclaredScriptMissing,
-                        format!(
-                            "declares {:?}, which is not a regular file in this skill: {why}",
-                            entry.script
-                        ),
-                    ));
+                    let (why, detail) = missing_script(&entry.script, &e, &files, i);
+                    problems.push(
+                        Problem::new(&md_path, Reason::DeclaredScriptMissing, detail)
+                            .at(at.map(|p| p.0), at.map(|p| p.1)),
+                    );
                     why
                 }
             };
@@ -240,6 +256,98 @@ pub(super) fn read_skill(
         declaration,
         missing_scripts,
     })
+}
+
+/// Where SKILL.md names `script` in `mcp-host.run`: the entry's index in
+/// that list, and the position of its `script:` value.
+fn script_spot(fm: &Frontmatter, script: &str) -> (Option<usize>, Option<(usize, usize)>) {
+    let Some(serde_yaml_ng::Value::Sequence(run)) = fm
+        .map
+        .get(declaration::BLOCK_KEY)
+        .and_then(|b| b.get("run"))
+    else {
+        return (None, None);
+    };
+    let Some(i) = run
+        .iter()
+        .position(|e| e.get("script").and_then(serde_yaml_ng::Value::as_str) == Some(script))
+    else {
+        return (None, None);
+    };
+    let at = fm.positions.get(&[
+        Seg::Key(declaration::BLOCK_KEY.to_owned()),
+        Seg::Key("run".to_owned()),
+        Seg::Index(i),
+        Seg::Key("script".to_owned()),
+    ]);
+    (Some(i), at)
+}
+
+/// A declared script that is not a regular file in the skill (DISC-010),
+/// in its author's words: why, for `unavailableScripts`, and the problem's
+/// detail, with the fix — the skill's own file nearest to the path
+/// written, when one is near (a typo: `script/run.js` for
+/// `scripts/run.js`), else to add the file or correct the path.
+fn missing_script(
+    script: &str,
+    e: &FenceError,
+    files: &Files,
+    i: Option<usize>,
+) -> (String, String) {
+    let entry = match i {
+        Some(i) => format!("\"mcp-host.run[{i}]\" declares"),
+        None => "declares".to_owned(),
+    };
+    match e {
+        FenceError::NotFound { .. } => {
+            let fix = match nearest_file(script, files) {
+                Some(f) => format!(
+                    "did you mean {f:?}? change this line to script: {}",
+                    frontmatter::scalar(f)
+                ),
+                None => format!(
+                    "add the file at {script:?} in the skill's folder, or change this line to the path of \
+                     a file that is there"
+                ),
+            };
+            (
+                "it is not a file in this skill".to_owned(),
+                format!(
+                    "{entry} {script:?}, which is not a file in this skill, so it can never run: {fix}"
+                ),
+            )
+        }
+        FenceError::NotRegular { kind, .. } => (
+            format!("it is {kind}, not a regular file"),
+            format!(
+                "{entry} {script:?}, which is {kind} in this skill, not a regular file, so it can \
+                 never run: declare the script file itself (its path from the skill's folder)"
+            ),
+        ),
+        other => (
+            other.to_string(),
+            format!(
+                "{entry} {script:?}, which cannot be read as a file of this skill ({other}), so it \
+                 can never run: make it a regular, readable file inside the skill's folder"
+            ),
+        ),
+    }
+}
+
+/// The file of the skill whose path is nearest to `script` by edit
+/// distance, when it is near: within a third of the path's length (at
+/// least 1, at most 4 edits). A tie goes to the first in path order.
+fn nearest_file<'f>(script: &str, files: &'f Files) -> Option<&'f str> {
+    let len = script.chars().count();
+    let limit = (len / 3).clamp(1, 4);
+    files
+        .iter()
+        .map(|f| f.path)
+        .filter(|p| p.chars().count().abs_diff(len) <= limit && *p != SKILL_MD)
+        .map(|p| (strsim::osa_distance(script, p), p))
+        .filter(|(d, _)| *d <= limit)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, p)| p)
 }
 
 /// A frontmatter `name` unlike the folder's, in the author's words: what

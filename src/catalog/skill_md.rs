@@ -25,40 +25,66 @@ pub(crate) struct SkillMd {
     pub(crate) cut: bool,
 }
 
+/// Why SKILL.md could not be read: the reason, the detail, and where in
+/// the file, when the trouble has a place (a byte that is not UTF-8).
+pub(crate) type ReadFailure = (Reason, String, Option<(usize, usize)>);
+
 /// Reads SKILL.md of the skill at `dir` (a real directory). The same code
 /// serves discovery and `skill_load`, so both see one file the same way.
-pub(crate) fn read_skill_md(dir: &Path) -> Result<SkillMd, (Reason, String)> {
-    let opened = fence::open(dir, SKILL_MD).map_err(|e| match e {
+pub(crate) fn read_skill_md(dir: &Path) -> Result<SkillMd, ReadFailure> {
+    let opened = fence::open(dir, SKILL_MD).map_err(|e| {
+        let (reason, detail) = match e {
         FenceError::Escape { .. } => (
             Reason::SymlinkEscape,
-            "SKILL.md is a symlink pointing outside this skill's own directory; refused".to_owned(),
+            "SKILL.md is a symlink pointing outside this skill's own directory; refused: put the file itself in \
+             the skill's folder in the symlink's place"
+                .to_owned(),
         ),
         FenceError::NotRegular { kind, .. } => (
             Reason::UnreadableSkillMd,
-            format!("SKILL.md is {kind}, not a regular file"),
+            format!(
+                "SKILL.md is {kind}, not a regular file, so the folder is not served as a skill: make SKILL.md \
+                 a file holding the frontmatter and the instructions"
+            ),
         ),
-        other => (
-            Reason::UnreadableSkillMd,
-            format!("SKILL.md could not be read: {other}"),
-        ),
+            other => (
+                Reason::UnreadableSkillMd,
+                format!("SKILL.md could not be read: {other}; make it readable by the user the server runs as"),
+            ),
+        };
+        (reason, detail, None)
     })?;
     let capped =
         read::read_capped(&opened.file, &opened.meta, MAX_SKILL_MD_BYTES).map_err(|e| {
             (
                 Reason::UnreadableSkillMd,
-                format!("SKILL.md could not be read: {e}"),
+                format!("SKILL.md could not be read: {e}; make it readable by the user the server runs as"),
+                None,
             )
         })?;
     let text = read::utf8_prefix(&capped.bytes, capped.truncated).map_err(|at| {
         (
             Reason::UnreadableSkillMd,
-            format!("SKILL.md is not valid UTF-8 (first bad byte at offset {at})"),
+            format!(
+                "SKILL.md is not valid UTF-8 (first bad byte at offset {at}), so the skill is not served: save the \
+                 file as UTF-8 (a Latin-1 file converts with iconv -f latin1 -t utf-8)"
+            ),
+            Some(place_of(&capped.bytes, at)),
         )
     })?;
     Ok(SkillMd {
         text: text.to_owned(),
         cut: capped.truncated,
     })
+}
+
+/// The line and column (1-based; the column in characters) of byte `at`
+/// of `bytes`, whose first `at` bytes are UTF-8.
+fn place_of(bytes: &[u8], at: usize) -> (usize, usize) {
+    let before = std::str::from_utf8(&bytes[..at.min(bytes.len())]).unwrap_or("");
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
+    (line, column)
 }
 
 /// SKILL.md read through the fence and split at its frontmatter: the one
@@ -110,15 +136,17 @@ impl LoadedMd {
 /// Why SKILL.md could not be loaded.
 #[derive(Debug)]
 pub(crate) enum LoadError {
-    /// It could not be read (the fence, its size, its encoding).
-    Read(Reason, String),
+    /// It could not be read (the fence, its size, its encoding), with the
+    /// place of a byte that is not UTF-8.
+    Read(Reason, String, Option<(usize, usize)>),
     /// It was read, but has no frontmatter that splits off.
     Split(FrontmatterError),
 }
 
 /// Reads and splits SKILL.md of the skill at `dir`.
 pub(crate) fn load_skill_md(dir: &Path) -> Result<LoadedMd, LoadError> {
-    let md = read_skill_md(dir).map_err(|(reason, detail)| LoadError::Read(reason, detail))?;
+    let md =
+        read_skill_md(dir).map_err(|(reason, detail, at)| LoadError::Read(reason, detail, at))?;
     LoadedMd::split(md).map_err(LoadError::Split)
 }
 
@@ -148,6 +176,15 @@ impl LoadedMd {
 mod tests {
     use super::*;
     use std::fs;
+
+    /// A byte that is not UTF-8 is placed by line and character column.
+    #[test]
+    fn a_bad_byte_is_placed() {
+        let text = b"---\nname: caf\xc3\xa9\ndescription: caf\xe9\n";
+        // "---\n", "name: café\n" (é is two bytes) and "description: caf".
+        assert_eq!(place_of(text, 4 + 12 + 16), (3, 17));
+        assert_eq!(place_of(b"\xff", 0), (1, 1));
+    }
 
     /// The SKILL.md read cap, from both sides (FM-004, LOAD-003): the
     /// largest SKILL.md the rules allow — a BOM, CRLF delimiters, a 64 KiB

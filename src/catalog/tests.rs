@@ -329,3 +329,117 @@ fn skill_names_are_kept_to_safe_characters() {
         assert!(!is_skill_name(bad), "{bad}");
     }
 }
+
+/// A declared script that is not in the bundle is one report at its
+/// `script:` line, naming the skill's file it most likely means (issue 41
+/// §3); with none near, to add the file or correct the path.
+#[test]
+fn a_missing_script_is_placed_and_names_the_file_it_likely_means() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("r");
+    write(
+        &root,
+        "a/SKILL.md",
+        "---\nname: a\ndescription: d\nmcp-host:\n  version: 1\n  run:\n    - script: x.js\n    - script: script/run.js\n      interpreter: node\n    - script: tools/other.js\n      interpreter: node\n---\n",
+    );
+    write(&root, "a/scripts/run.js", "1");
+    let c = scan_of(&root);
+    let missing: Vec<&Problem> = c
+        .problems
+        .iter()
+        .filter(|p| p.reason == Reason::DeclaredScriptMissing)
+        .collect();
+    assert_eq!(missing.len(), 2, "{:?}", c.problems);
+    // The index is the entry's as written: entry 0 was refused (no
+    // interpreter) and is not counted out.
+    assert_eq!(
+        missing[0].detail,
+        "\"mcp-host.run[1]\" declares \"script/run.js\", which is not a file in this skill, so it can never run: \
+         did you mean \"scripts/run.js\"? change this line to script: scripts/run.js (line 8, column 15)"
+    );
+    assert_eq!((missing[0].line, missing[0].column), (Some(8), Some(15)));
+    assert_eq!(
+        missing[1].detail,
+        "\"mcp-host.run[2]\" declares \"tools/other.js\", which is not a file in this skill, so it can never run: \
+         add the file at \"tools/other.js\" in the skill's folder, or change this line to the path of a file that \
+         is there (line 10, column 15)"
+    );
+    assert_eq!(
+        c.skills[0].missing_scripts[0].1,
+        "it is not a file in this skill"
+    );
+}
+
+/// A declared script that is a symlink leading out of the skill is one
+/// report, the walk's, at the symlink, saying what it costs the
+/// declaration too (it was two, at one path).
+#[test]
+fn a_declared_script_leading_out_is_one_report() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("r");
+    write(
+        &root,
+        "a/SKILL.md",
+        "---\nname: a\ndescription: d\nmcp-host:\n  version: 1\n  run:\n    - script: leak.js\n      interpreter: node\n---\n",
+    );
+    write(tmp.path(), "secret.js", "s");
+    std::os::unix::fs::symlink(tmp.path().join("secret.js"), root.join("a/leak.js")).unwrap();
+    let c = scan_of(&root);
+    assert_eq!(c.problems.len(), 1, "{:?}", c.problems);
+    assert_eq!(c.problems[0].reason, Reason::SymlinkEscape);
+    assert!(
+        c.problems[0].detail.ends_with(
+            "; mcp-host.run declares \"leak.js\" as a script, which can never run until it is a file inside the skill"
+        ),
+        "{}",
+        c.problems[0].detail
+    );
+}
+
+/// A root that is not there names a folder beside it with a name near
+/// its own; a SKILL.md given as a root names its folder; a directory
+/// name that cannot be a skill's is told one that can.
+#[test]
+fn roots_and_folders_are_told_what_to_use_instead() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = fs::canonicalize(tmp.path()).unwrap();
+    write(&base, "skills/a/SKILL.md", &ok("a"));
+    write(&base, "skills/bad name!/SKILL.md", &ok("x"));
+    let at = |root: PathBuf| {
+        let config = Config {
+            roots: vec![root],
+            roots_from: RootsFrom::SkillsDir,
+            ..Config::from_env(BTreeMap::new(), Path::new("/"), PathBuf::from("/x"))
+        };
+        scan(&config).problems
+    };
+    let p = at(base.join("skils"));
+    assert!(
+        p[0].detail.ends_with(&format!(
+            "; did you mean {}?",
+            base.join("skills").display()
+        )),
+        "{p:?}"
+    );
+    let p = at(base.join("elsewhere"));
+    assert!(
+        p[0].detail
+            .ends_with("; no such folder: correct the path, or create the folder"),
+        "{p:?}"
+    );
+    let p = at(base.join("skills/a/SKILL.md"));
+    assert!(
+        p[0].detail.ends_with(&format!(
+            "this root is not a directory; it is a SKILL.md: point at the folder that holds it, {}",
+            base.join("skills/a").display()
+        )),
+        "{p:?}"
+    );
+    let p = at(base.join("skills"));
+    assert!(
+        p[0].detail.ends_with(
+            "skipped: rename the folder to \"bad-name\" (and its SKILL.md's name: to match)"
+        ),
+        "{p:?}"
+    );
+}

@@ -31,10 +31,29 @@ pub(super) fn sorted_entries(
             problems.push(Problem::new(
                 show(dir),
                 reason,
-                format!("this directory could not be read: {e}"),
+                format!("this directory could not be read: {e}; make it readable by the user the server runs as"),
             ));
             Vec::new()
         }
+    }
+}
+
+/// What to do about a bundled file the file budget leaves out.
+const TRIM: &str = "remove what the skill does not need (node_modules, build output, a virtual environment), or split \
+                    it into several skills";
+
+/// The rename that lets the read tools address a name the string check
+/// refuses.
+fn rename_fix(rule: fence::PathRule) -> &'static str {
+    use fence::PathRule;
+    match rule {
+        PathRule::Percent => "rename it without \"%\"",
+        PathRule::Backslash => "rename it without the backslash",
+        PathRule::Blank => "rename it with a name that is not only whitespace",
+        PathRule::TooLong => {
+            "shorten its path (from the skill's folder) to 1024 characters or fewer"
+        }
+        _ => "rename it",
     }
 }
 
@@ -63,7 +82,8 @@ pub(super) fn walk(
                 problems.push(Problem::new(
                     show(&full),
                     Reason::UnusablePath,
-                    "this name is not valid UTF-8, so skill_file cannot address it; it is not listed (nor anything under it)",
+                    "this name is not valid UTF-8, so skill_file cannot address it; it is not listed (nor anything under it): \
+                     rename it with a UTF-8 name",
                 ));
                 continue;
             };
@@ -78,13 +98,14 @@ pub(super) fn walk(
                     show(&full),
                     Reason::UnusablePath,
                     format!(
-                        "{rel:?} cannot be addressed by skill_file ({}), so it is not listed{}",
+                        "{rel:?} cannot be addressed by skill_file ({}), so it is not listed{}: {}",
                         rule.describe(),
                         if ft.is_dir() {
                             " (nor anything under it)"
                         } else {
                             ""
-                        }
+                        },
+                        rename_fix(rule)
                     ),
                 ));
                 continue;
@@ -95,7 +116,10 @@ pub(super) fn walk(
                     problems.push(Problem::new(
                         show(skill),
                         Reason::FileLimit,
-                        format!("more than {MAX_DIRS_PER_SKILL} directories; the manifest lists the {} files found before that and the rest of the bundle is not walked", files.len()),
+                        format!(
+                            "more than {MAX_DIRS_PER_SKILL} directories; the manifest lists the {} files found before that and the rest of the bundle is not walked: {TRIM}",
+                            files.len()
+                        ),
                     ));
                     return (Files::new(files), plain);
                 }
@@ -111,7 +135,10 @@ pub(super) fn walk(
                         problems.push(Problem::new(
                             show(&full),
                             Reason::SymlinkEscape,
-                            format!("{rel:?} is a symlink leading outside this skill's own directory; it is not listed and cannot be read"),
+                            format!(
+                                "{rel:?} is a symlink leading outside this skill's own directory; it is not listed and cannot be read: \
+                                 if the skill needs the file, copy it into the skill in the symlink's place"
+                            ),
                         ));
                         continue;
                     }
@@ -123,7 +150,7 @@ pub(super) fn walk(
                         problems.push(Problem::new(
                             show(&full),
                             Reason::UnusablePath,
-                            format!("{e}; it is not listed"),
+                            format!("{e}; it is not listed: point the symlink at a file of the skill, or remove it"),
                         ));
                         continue;
                     }
@@ -136,7 +163,10 @@ pub(super) fn walk(
                 problems.push(Problem::new(
                     show(&full),
                     Reason::UnusablePath,
-                    format!("{rel:?} is {kind}, not a regular file, so skill_file cannot serve it; it is not listed"),
+                    format!(
+                        "{rel:?} is {kind}, not a regular file, so skill_file cannot serve it; it is not listed: \
+                         remove it from the skill's folder"
+                    ),
                 ));
                 continue;
             };
@@ -144,7 +174,9 @@ pub(super) fn walk(
                 problems.push(Problem::new(
                     show(skill),
                     Reason::FileLimit,
-                    format!("more than {MAX_FILES_PER_SKILL} files; the manifest lists the first {MAX_FILES_PER_SKILL} and the rest of the bundle is not walked"),
+                    format!(
+                        "more than {MAX_FILES_PER_SKILL} files; the manifest lists the first {MAX_FILES_PER_SKILL} and the rest of the bundle is not walked: {TRIM}"
+                    ),
                 ));
                 return (Files::new(files), plain);
             }

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::{Finding, Report};
+use super::{Finding, Refused, Report};
 use crate::config::RootsFrom;
 use crate::grant::GrantFrom;
 use crate::shapes::SkillSummary;
@@ -35,6 +35,10 @@ struct JsonReport<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     grant_error: Option<&'a str>,
     skills: &'a [SkillSummary],
+    /// Served skills with an error, by name (CHECK-007).
+    failing: &'a [String],
+    /// Skills found and refused, each with the finding that says why.
+    refused: &'a [Refused],
     findings: &'a [Finding],
     counts: Counts,
 }
@@ -53,6 +57,8 @@ impl Report {
             grant_note: l.grant_note.as_deref(),
             grant_error: l.grant_error.as_deref(),
             skills: &l.skills,
+            failing: &self.failing,
+            refused: &self.refused,
             findings: &self.findings,
             counts: Counts {
                 skills: l.skills.len(),

@@ -1,5 +1,5 @@
 //! `skill-mcp check`: what the server would see in a skills tree, said the
-//! way a compiler says it (spec CHECK-001..CHECK-018).
+//! way a compiler says it (spec CHECK-001..CHECK-020).
 //!
 //! Nothing here discovers anything. The report is built from
 //! [`Snapshot::boot`] — the very pass the server makes at startup — so the
@@ -174,9 +174,12 @@ impl Finding {
     }
 
     /// A server problem, with its offending line read back from SKILL.md
-    /// when it has a position. Every problem is an error but an unknown
-    /// frontmatter key: the server ignores it and serves the skill, and a
-    /// key some other host reads is no reason to fail a tree (CHECK-018).
+    /// when it has a position. Every problem is an error but the two that
+    /// refuse nothing: an unknown frontmatter key, which the server
+    /// ignores, serving the skill (a key some other host reads is no
+    /// reason to fail a tree, CHECK-018), and a timeout over the ceiling,
+    /// served at the ceiling as the design of record says it is
+    /// ("clamped to 300", CHECK-004).
     fn from_problem(p: &Problem) -> Finding {
         let source = match (p.line, p.column) {
             (Some(line), Some(_)) => source_line(Path::new(&p.path), line),
@@ -184,7 +187,7 @@ impl Finding {
         };
         Finding {
             severity: match p.reason {
-                Reason::UnknownKey => Severity::Warning,
+                Reason::UnknownKey | Reason::TimeoutClamped => Severity::Warning,
                 _ => Severity::Error,
             },
             kind: Kind::Problem(p.reason),
@@ -233,6 +236,39 @@ pub(crate) struct Report {
     pub(crate) findings: Vec<Finding>,
     /// `--strict`: warnings fail the check too (spec CHECK-013).
     pub(crate) strict: bool,
+    /// The served skills that have an error, by name, in name order: a
+    /// skill can be served and still fail the check (CHECK-004).
+    pub(crate) failing: Vec<String>,
+    /// The skills the server refused, each with the finding that says
+    /// why, in report order.
+    pub(crate) refused: Vec<Refused>,
+}
+
+/// A skill the server found and refused to serve (its SKILL.md did not
+/// read or parse, its folder's name cannot be a skill's, or two folders
+/// share its name), as the report's summary names it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub(crate) struct Refused {
+    /// The name of its folder.
+    pub(crate) name: String,
+    /// The path of the finding that says why.
+    pub(crate) path: String,
+    /// That finding's code.
+    pub(crate) kind: Kind,
+}
+
+/// The reasons that keep a folder holding a SKILL.md from being served.
+fn refuses_a_skill(p: &Finding) -> bool {
+    let Kind::Problem(reason) = p.kind else {
+        return false;
+    };
+    let at_skill_md = Path::new(&p.path).file_name() == Some(OsStr::new(SKILL_MD));
+    match reason {
+        Reason::MalformedFrontmatter | Reason::UnreadableSkillMd => true,
+        Reason::SymlinkEscape => at_skill_md,
+        Reason::DuplicateName | Reason::UnusableName => true,
+        _ => false,
+    }
 }
 
 impl Report {
@@ -276,11 +312,75 @@ impl Report {
                 )
             });
         }
+        // Whose each error is: a served skill's when it is about its
+        // folder or anything in it.
+        let dirs: Vec<(&str, &Path)> = snapshot
+            .catalog
+            .skills
+            .iter()
+            .map(|s| (s.name.as_str(), s.dir.as_path()))
+            .collect();
+        let owner = |f: &Finding| {
+            let at = Path::new(&f.path);
+            dirs.iter()
+                .find(|(_, d)| at.starts_with(d))
+                .map(|(n, _)| *n)
+        };
+        let mut failing: Vec<String> = findings
+            .iter()
+            .filter(|f| f.severity == Severity::Error)
+            .filter_map(|f| owner(f).map(str::to_owned))
+            .collect();
+        failing.sort_unstable();
+        failing.dedup();
+        let mut refused: Vec<Refused> = Vec::new();
+        for f in findings
+            .iter()
+            .filter(|f| refuses_a_skill(f) && owner(f).is_none())
+        {
+            let at = Path::new(&f.path);
+            let dir = if at.file_name() == Some(OsStr::new(SKILL_MD)) {
+                at.parent().unwrap_or(at)
+            } else {
+                at
+            };
+            let name = dir
+                .file_name()
+                .map_or_else(|| f.path.clone(), |n| n.to_string_lossy().into_owned());
+            if !refused.iter().any(|r| r.path == f.path) {
+                refused.push(Refused {
+                    name,
+                    path: f.path.clone(),
+                    kind: f.kind,
+                });
+            }
+        }
         Report {
             list,
             findings,
             strict,
+            failing,
+            refused,
         }
+    }
+
+    /// The errors by code, most first (then by code): what failed the
+    /// check, for the summary.
+    pub(crate) fn error_kinds(&self) -> Vec<(Cow<'static, str>, usize)> {
+        let mut kinds: Vec<(Cow<'static, str>, usize)> = Vec::new();
+        for f in self
+            .findings
+            .iter()
+            .filter(|f| f.severity == Severity::Error)
+        {
+            let code = f.kind.code();
+            match kinds.iter_mut().find(|(c, _)| *c == code) {
+                Some((_, n)) => *n += 1,
+                None => kinds.push((code, 1)),
+            }
+        }
+        kinds.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        kinds
     }
 
     pub(crate) fn errors(&self) -> usize {
@@ -295,8 +395,9 @@ impl Report {
         self.findings.iter().filter(|f| f.severity == s).count()
     }
 
-    /// True when nothing is refused (and, with `--strict`, nothing warned):
-    /// the process exits 0 (spec CHECK-004).
+    /// True when no error is reported — nothing refused, nothing in a
+    /// served skill read and ignored — and, with `--strict`, nothing
+    /// warned: the process exits 0 (spec CHECK-004).
     pub(crate) fn passed(&self) -> bool {
         self.errors() == 0 && !(self.strict && self.warnings() > 0)
     }

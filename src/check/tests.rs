@@ -316,3 +316,82 @@ fn dirs_are_read_as_skills_dir_would_read_them() {
         Err(UsageError::NoWorkingDir(_))
     ));
 }
+
+/// The report of the tree at `root`, as `check ROOT` builds it.
+fn report_of(root: &Path) -> Report {
+    let config = with_dirs(
+        Config::from_env(
+            Default::default(),
+            Path::new("/"),
+            PathBuf::from("/pkg/skills"),
+        ),
+        &[root.to_path_buf()],
+        Some(Path::new("/")),
+    )
+    .unwrap();
+    Report::new(&Snapshot::boot(config), false)
+}
+
+fn put(root: &Path, rel: &str, text: &str) {
+    let p = root.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, text).unwrap();
+}
+
+/// The summary says which served skills have errors, which skills were
+/// refused, and the errors by code (CHECK-002, CHECK-004): a skill served
+/// with a name unlike its folder's fails the check as surely as one
+/// refused for its YAML.
+#[test]
+fn the_summary_names_what_failed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(tmp.path()).unwrap();
+    put(&root, "ok/SKILL.md", "---\nname: ok\ndescription: d\n---\n");
+    put(
+        &root,
+        "renamed/SKILL.md",
+        "---\nname: other\ndescription: d\n---\n",
+    );
+    put(
+        &root,
+        "broken/SKILL.md",
+        "---\nname: broken\ndescription: \"x\n---\n",
+    );
+    put(&root, "notes/a.md", "a\n");
+    let r = report_of(&root);
+    assert_eq!(r.failing, ["renamed"]);
+    assert_eq!(
+        r.refused
+            .iter()
+            .map(|x| x.name.as_str())
+            .collect::<Vec<_>>(),
+        ["broken"]
+    );
+    assert_eq!(
+        r.summary(),
+        "2 skills served (1 with errors: renamed); 1 skill refused (broken); 3 errors (1 malformed-frontmatter, \
+         1 name-mismatch, 1 no-skill-md), 0 warnings"
+    );
+    assert!(!r.passed());
+}
+
+/// A timeout over the ceiling is served at the ceiling: a warning, which
+/// fails the check only with --strict (CHECK-004).
+#[test]
+fn a_clamped_timeout_is_a_warning() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(tmp.path()).unwrap();
+    put(
+        &root,
+        "t/SKILL.md",
+        "---\nname: t\ndescription: d\nmcp-host:\n  version: 1\n  run:\n    - script: run.js\n      interpreter: node\n      timeout: 600\n---\n",
+    );
+    put(&root, "t/run.js", "1");
+    let r = report_of(&root);
+    assert_eq!(r.findings.len(), 1, "{:?}", r.findings);
+    assert_eq!(r.findings[0].severity, Severity::Warning);
+    assert_eq!(r.findings[0].kind.code(), "timeout-clamped");
+    assert!(r.passed());
+    assert_eq!(r.summary(), "1 skill served; 0 errors, 1 warning");
+    assert!(!Report { strict: true, ..r }.passed());
+}

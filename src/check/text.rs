@@ -109,14 +109,66 @@ impl Report {
         } else {
             ""
         };
+        out.push_str(&format!("\n{verdict}: {}{strict_note}\n", self.summary()));
+        out
+    }
+
+    /// The verdict's line after `check passed: ` or `check failed: `:
+    /// how many skills are served and which of them have errors, which
+    /// were refused, and the errors by code — what failed the check
+    /// (CHECK-002, CHECK-004).
+    pub(crate) fn summary(&self) -> String {
+        let mut out = plural(self.list.skills.len(), "skill", "skills") + " served";
+        if !self.failing.is_empty() {
+            out.push_str(&format!(
+                " ({} with errors: {})",
+                self.failing.len(),
+                names(self.failing.iter().map(String::as_str))
+            ));
+        }
+        if !self.refused.is_empty() {
+            out.push_str(&format!(
+                "; {} refused ({})",
+                plural(self.refused.len(), "skill", "skills"),
+                names(self.refused.iter().map(|r| r.name.as_str()))
+            ));
+        }
+        out.push_str("; ");
+        out.push_str(&plural(self.errors(), "error", "errors"));
+        let kinds = self.error_kinds();
+        if !kinds.is_empty() {
+            let said: Vec<String> = kinds
+                .iter()
+                .map(|(code, n)| {
+                    if kinds.len() == 1 && *n == self.errors() {
+                        code.to_string()
+                    } else {
+                        format!("{n} {code}")
+                    }
+                })
+                .collect();
+            out.push_str(&format!(" ({})", said.join(", ")));
+        }
         out.push_str(&format!(
-            "\n{verdict}: {} served; {}, {}{strict_note}\n",
-            plural(l.skills.len(), "skill", "skills"),
-            plural(self.errors(), "error", "errors"),
-            plural(self.warnings(), "warning", "warnings"),
+            ", {}",
+            plural(self.warnings(), "warning", "warnings")
         ));
         out
     }
+}
+
+/// Most names a summary lists; past them it counts the rest.
+const SUMMARY_NAMES: usize = 5;
+
+/// `a, b, c`, made safe for a terminal, the first [`SUMMARY_NAMES`] and
+/// then how many more.
+fn names<'a>(all: impl ExactSizeIterator<Item = &'a str>) -> String {
+    let total = all.len();
+    let mut shown: Vec<String> = all.take(SUMMARY_NAMES).map(clean).collect();
+    if total > SUMMARY_NAMES {
+        shown.push(format!("and {} more", total - SUMMARY_NAMES));
+    }
+    shown.join(", ")
 }
 
 /// One finding: `path:line:col: error[kind]: message`, then, when the

@@ -272,7 +272,7 @@ pub(super) fn skill_warnings(skill: &Skill, problems: &[Problem]) -> Vec<Finding
         .any(|p| p.reason == Reason::SkillsExtension && p.path == path);
     match catalog::load_skill_md(&skill.dir) {
         Ok(loaded) => spec_warnings(&loaded, &skill.name, &path, door_refused),
-        Err(LoadError::Read(reason, detail)) => vec![changed(&path, reason, &detail)],
+        Err(LoadError::Read(reason, detail, _)) => vec![changed(&path, reason, &detail)],
         Err(LoadError::Split(e)) => vec![changed(&path, Reason::MalformedFrontmatter, &e.message)],
     }
 }

@@ -128,12 +128,7 @@ pub fn split(text: &str) -> Result<Split<'_>, FrontmatterError> {
     let opening = rest
         .strip_prefix("---")
         .and_then(newline_len)
-        .ok_or_else(|| {
-            refuse(
-                FmRule::NoOpening,
-                "SKILL.md does not begin with a \"---\" frontmatter line",
-            )
-        })?;
+        .ok_or_else(|| no_opening(rest))?;
     let yaml_start = start + 3 + opening;
     let mut pos = yaml_start;
     loop {
@@ -162,23 +157,100 @@ pub fn split(text: &str) -> Result<Split<'_>, FrontmatterError> {
         }
         match line_text.find('\n') {
             Some(i) => pos += i + 1,
-            None => {
-                return Err(refuse(
-                    FmRule::Unclosed,
-                    "SKILL.md frontmatter is never closed by a \"---\" line",
-                ));
-            }
+            None => return Err(unclosed(&text[yaml_start..])),
         }
     }
 }
 
+/// A frontmatter over the cap, placed at its opening line.
 fn too_large(bytes: usize) -> FrontmatterError {
-    refuse(
-        FmRule::TooLarge,
-        format!(
-            "SKILL.md frontmatter is over {MAX_FRONTMATTER_BYTES} bytes (at least {bytes}); the cap is 64 KiB"
+    FrontmatterError {
+        line: Some(1),
+        column: Some(1),
+        ..refuse(
+            FmRule::TooLarge,
+            format!(
+                "SKILL.md frontmatter is over {MAX_FRONTMATTER_BYTES} bytes (at least {bytes}); the cap is 64 KiB: \
+                 keep name, description and short fields in it, and move long text into the instructions below \
+                 it or into a file of the skill"
+            ),
+        )
+    }
+}
+
+/// SKILL.md whose first line (`rest`, after any byte-order mark) is not
+/// `---`: placed at line 1, with the fix — the line made exactly `---`
+/// when it nearly is, else the frontmatter to add.
+fn no_opening(rest: &str) -> FrontmatterError {
+    let first = rest.split('\n').next().unwrap_or("");
+    let first = first.strip_suffix('\r').unwrap_or(first);
+    let message = if first.trim() == "---"
+        || (first.starts_with("---") && first[3..].trim().is_empty())
+    {
+        "SKILL.md begins with a line that is nearly \"---\" but holds spaces or tabs around it: \
+         make the first line exactly \"---\""
+            .to_owned()
+    } else if first.trim().is_empty()
+        && rest
+            .split('\n')
+            .find(|l| !l.trim().is_empty())
+            .is_some_and(|l| l.trim() == "---")
+    {
+        "SKILL.md begins with a blank line, and its \"---\" comes after it: delete the blank lines before \
+         \"---\", which must be the file's first line"
+            .to_owned()
+    } else if first.starts_with("---")
+        && first[3..]
+            .trim_start()
+            .starts_with(|c: char| c.is_alphanumeric())
+    {
+        "SKILL.md begins with \"---\" and more on the same line: put \"---\" on a line of its own, \
+         and the frontmatter on the lines below it"
+            .to_owned()
+    } else {
+        "SKILL.md does not begin with a \"---\" frontmatter line: start the file with a line \"---\", \
+         then name: <the folder's name> and description: <what the skill does, and when to use it>, \
+         then a line \"---\", then the instructions"
+            .to_owned()
+    };
+    FrontmatterError {
+        line: Some(1),
+        column: Some(1),
+        ..refuse(FmRule::NoOpening, message)
+    }
+}
+
+/// A frontmatter (`after`, the text after its opening line) that no line
+/// closes: placed at a line that nearly closes it (`----`, `--- x`,
+/// ` ---`) when there is one, with the line to write; else at the opening
+/// line, saying where the closing line goes.
+fn unclosed(after: &str) -> FrontmatterError {
+    let near = after
+        .split('\n')
+        .map(|l| l.strip_suffix('\r').unwrap_or(l))
+        .enumerate()
+        .find(|(_, l)| l.trim_start().starts_with("---"));
+    let (line, message) = match near {
+        Some((i, l)) => (
+            i + 2,
+            format!(
+                "SKILL.md frontmatter is never closed by a \"---\" line: this line is {:?}, and only a line of \
+                 exactly \"---\" closes it; make it \"---\"",
+                l.chars().take(40).collect::<String>()
+            ),
         ),
-    )
+        None => (
+            1,
+            "SKILL.md frontmatter is never closed by a \"---\" line: the \"---\" on line 1 opens it and no \
+             line of exactly \"---\" follows; add one after the frontmatter's last line, before the instructions"
+                .to_owned(),
+        ),
+    };
+    FrontmatterError {
+        line: Some(line),
+        column: Some(1),
+        ..refuse(FmRule::Unclosed, message)
+    }
 }
 
 /// One step of a path into the frontmatter, for positions.
@@ -310,6 +382,12 @@ pub struct Frontmatter {
 /// `yaml_line` is the SKILL.md line of the YAML's first line, so positions
 /// are SKILL.md positions.
 pub(crate) fn parse(yaml: &str, yaml_line: usize) -> Result<Frontmatter, FrontmatterError> {
+    parse_raw(yaml, yaml_line).map_err(|e| fixes::explain(e, yaml, yaml_line))
+}
+
+/// [`parse`] without the explanation of a refusal: what an edit
+/// [`fixes::explain`] offers is tried with.
+fn parse_raw(yaml: &str, yaml_line: usize) -> Result<Frontmatter, FrontmatterError> {
     if yaml.len() > MAX_FRONTMATTER_BYTES {
         return Err(too_large(yaml.len()));
     }
@@ -325,7 +403,7 @@ pub(crate) fn parse(yaml: &str, yaml_line: usize) -> Result<Frontmatter, Frontma
         for (event, span) in events {
             builder.on_event(event, span)?;
         }
-        return builder.finish();
+        return builder.finish(yaml);
     }
     for event in Parser::new_from_str(yaml) {
         match event {
@@ -334,14 +412,14 @@ pub(crate) fn parse(yaml: &str, yaml_line: usize) -> Result<Frontmatter, Frontma
                 let m = e.marker();
                 return Err(FrontmatterError {
                     rule: FmRule::Syntax,
-                    message: fixes::syntax_message(e.info(), yaml, m.line(), m.col()),
+                    message: format!("{}{}", fixes::NOT_YAML, e.info()),
                     line: Some(m.line() + yaml_line - 1),
                     column: Some(m.col() + 1),
                 });
             }
         }
     }
-    builder.finish()
+    builder.finish(yaml)
 }
 
 /// Lines of the top-level `mcp-host:` block (1-based SKILL.md lines,
@@ -436,17 +514,40 @@ struct Builder {
 }
 
 impl Builder {
-    /// The document read, which must be a mapping (FM-006).
-    fn finish(self) -> Result<Frontmatter, FrontmatterError> {
+    /// The document read, which must be a mapping (FM-006). A refusal
+    /// points at the first line that holds something, or, in an empty
+    /// frontmatter, at the closing line, where the keys go.
+    fn finish(self, yaml: &str) -> Result<Frontmatter, FrontmatterError> {
         match self.root {
             Some(Value::Mapping(map)) => Ok(Frontmatter {
                 map,
                 positions: self.positions,
             }),
-            _ => Err(refuse(
-                FmRule::NotMapping,
-                "SKILL.md frontmatter is not a mapping",
-            )),
+            root => {
+                let first = yaml.split('\n').position(|l| {
+                    let l = l.trim();
+                    !l.is_empty() && !l.starts_with('#')
+                });
+                let (line, message) = match (first, root) {
+                    (Some(i), Some(_)) => (
+                        self.yaml_line + i,
+                        "SKILL.md frontmatter is not a mapping: write it as \"key: value\" lines, \
+                         name: <the folder's name> and description: <what the skill does, and when to use it>",
+                    ),
+                    _ => (
+                        self.yaml_line + yaml.matches('\n').count(),
+                        "SKILL.md frontmatter is empty, so it is not a mapping: add the lines \
+                         name: <the folder's name> and description: <what the skill does, and when to use it> \
+                         between the two \"---\" lines",
+                    ),
+                };
+                Err(FrontmatterError {
+                    rule: FmRule::NotMapping,
+                    message: message.to_owned(),
+                    line: Some(line),
+                    column: Some(1),
+                })
+            }
         }
     }
 
@@ -996,6 +1097,73 @@ mod tests {
     #[case("---\nname: a\n----\n", FmRule::Unclosed)]
     fn split_refuses(#[case] text: &str, #[case] rule: FmRule) {
         assert_eq!(split(text).unwrap_err().rule, rule);
+    }
+
+    /// Each refusal of the split says where (the line to edit, column 1)
+    /// and what to write (issue 41 §3).
+    #[rstest]
+    #[case(
+        "# Title\nname: a\n",
+        1,
+        "SKILL.md does not begin with a \"---\" frontmatter line: start the file with a line \"---\", then name: <the folder's name> and description: <what the skill does, and when to use it>, then a line \"---\", then the instructions"
+    )]
+    #[case(
+        "--- \nname: a\n---\n",
+        1,
+        "SKILL.md begins with a line that is nearly \"---\" but holds spaces or tabs around it: make the first line exactly \"---\""
+    )]
+    #[case(
+        "\n---\nname: a\n---\n",
+        1,
+        "SKILL.md begins with a blank line, and its \"---\" comes after it: delete the blank lines before \"---\", which must be the file's first line"
+    )]
+    #[case(
+        "---name: a\n---\n",
+        1,
+        "SKILL.md begins with \"---\" and more on the same line: put \"---\" on a line of its own, and the frontmatter on the lines below it"
+    )]
+    #[case(
+        "---\nname: a\n----\nbody\n",
+        3,
+        "SKILL.md frontmatter is never closed by a \"---\" line: this line is \"----\", and only a line of exactly \"---\" closes it; make it \"---\""
+    )]
+    #[case(
+        "---\nname: a\n\n# Body\n",
+        1,
+        "SKILL.md frontmatter is never closed by a \"---\" line: the \"---\" on line 1 opens it and no line of exactly \"---\" follows; add one after the frontmatter's last line, before the instructions"
+    )]
+    fn split_refusals_say_where_and_what_to_write(
+        #[case] text: &str,
+        #[case] line: usize,
+        #[case] message: &str,
+    ) {
+        let e = split(text).unwrap_err();
+        assert_eq!(e.message, message);
+        assert_eq!((e.line, e.column), (Some(line), Some(1)));
+    }
+
+    /// A frontmatter that is no mapping points at its first line, or, when
+    /// empty, at the closing line where the keys go.
+    #[test]
+    fn a_frontmatter_that_is_no_mapping_says_what_to_write_and_where() {
+        let e = parse("", 2).unwrap_err();
+        assert_eq!((e.line, e.column), (Some(2), Some(1)));
+        assert!(
+            e.message.starts_with(
+                "SKILL.md frontmatter is empty, so it is not a mapping: add the lines name: "
+            ),
+            "{}",
+            e.message
+        );
+        let e = parse("# c\n- a\n- b\n", 2).unwrap_err();
+        assert_eq!((e.line, e.column), (Some(3), Some(1)));
+        assert!(
+            e.message.starts_with(
+                "SKILL.md frontmatter is not a mapping: write it as \"key: value\" lines"
+            ),
+            "{}",
+            e.message
+        );
     }
 
     #[test]

@@ -300,7 +300,14 @@ pub(crate) fn rfc3339(t: SystemTime) -> String {
 /// entry naming the variable (the default holds).
 fn setting<T>(problems: &mut Vec<Problem>, var: &str, (value, refused): (T, Option<String>)) -> T {
     if let Some(why) = refused {
-        problems.push(Problem::new(var, Reason::Setting, why));
+        // The refusal says the range; what to do is to keep to it.
+        problems.push(Problem::new(
+            var,
+            Reason::Setting,
+            format!(
+                "{why}: set {var} to a whole number in that range, or unset it for the default"
+            ),
+        ));
     }
     value
 }

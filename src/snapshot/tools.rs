@@ -117,7 +117,7 @@ impl Snapshot {
     ) -> Result<SkillLoad, String> {
         let (skill, scripts) = self.skill(name)?;
         let loaded = catalog::load_skill_md(&skill.dir).map_err(|e| match e {
-            catalog::LoadError::Read(_, detail) => detail,
+            catalog::LoadError::Read(_, detail, _) => detail,
             catalog::LoadError::Split(e) => {
                 format!("SKILL.md of {name:?} changed since boot and no longer splits: {e}")
             }
