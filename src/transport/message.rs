@@ -292,7 +292,7 @@ fn too_long_to_keep(text: &[u8]) -> Option<String> {
     };
     (text.len() > limit).then(|| {
         format!(
-            "Invalid Request: WIRE-010: {what}, so it is at most {limit} bytes, and this one is {}; send it \\
+            "Invalid Request: WIRE-010: {what}, so it is at most {limit} bytes, and this one is {}; send it \
              without bulk (in _meta, capabilities or arguments)",
             text.len()
         )
