@@ -272,7 +272,7 @@ fn a_method_the_endpoint_does_not_serve_is_told_in_words() {
     );
 }
 
-/// The plain port speaks HTTP/1.1 only. A client configured for HTTP/2
+/// HTTP-019: the plain port speaks HTTP/1.1 only. A client configured for HTTP/2
 /// with prior knowledge (`curl --http2-prior-knowledge`, an h2c upstream
 /// of a proxy) opens with the HTTP/2 preface. A careful user expects an
 /// answer that says the server speaks HTTP/1.1 (RFC 9113 §3.3 leaves the
@@ -300,6 +300,31 @@ fn an_http2_client_on_the_plain_port_is_answered() {
     assert!(
         !got.is_empty(),
         "an HTTP/2 client with prior knowledge gets a closed connection and no answer at all"
+    );
+    // HTTP-019: the server's preface (an empty SETTINGS frame), then a
+    // GOAWAY on no stream with HTTP_1_1_REQUIRED (0xd), its debug data in
+    // words.
+    assert_eq!(
+        &got[..9],
+        &[0, 0, 0, 4, 0, 0, 0, 0, 0],
+        "no SETTINGS frame: {got:?}"
+    );
+    let len = (usize::from(got[9]) << 16) | (usize::from(got[10]) << 8) | usize::from(got[11]);
+    assert_eq!(got[12], 7, "the second frame is no GOAWAY: {got:?}");
+    assert_eq!(
+        got.len(),
+        18 + len,
+        "one GOAWAY after the SETTINGS: {got:?}"
+    );
+    assert_eq!(
+        &got[18..26],
+        &[0, 0, 0, 0, 0, 0, 0, 0xd],
+        "not HTTP_1_1_REQUIRED"
+    );
+    let words = String::from_utf8_lossy(&got[26..]);
+    assert!(
+        words.contains("HTTP-019") && words.contains("HTTP/1.1"),
+        "the GOAWAY's words: {words}"
     );
     // The server still serves HTTP/1.1.
     let a = raw(s.port, tools_list(s.port, 1, true).as_bytes());

@@ -222,6 +222,28 @@ impl Connections {
         })
     }
 
+    /// Tells the stream open longest to close, for a new stream at
+    /// [`MAX_HTTP_STREAMS`](crate::limits::MAX_HTTP_STREAMS): streams last
+    /// as long as their clients keep them, so without this one client
+    /// holding every slot kept everyone else from listening for good
+    /// (HTTP-008). One already told is passed over. `false` when no
+    /// stream is open to close.
+    pub(crate) fn close_oldest_stream(&self) -> bool {
+        let open = lock(&self.open);
+        let oldest = open
+            .values()
+            .filter(|c| c.doing() == Doing::Streaming && !c.closing.load(Ordering::Acquire))
+            .min_by_key(|c| c.since.load(Ordering::Relaxed));
+        match oldest {
+            Some(c) => {
+                tracing::debug!("closing the oldest stream for a new one");
+                c.close();
+                true
+            }
+            None => false,
+        }
+    }
+
     #[cfg(test)]
     fn count(&self) -> usize {
         lock(&self.open).len()
@@ -243,6 +265,28 @@ pub(crate) struct Watched {
     conn: Arc<Conn>,
     /// Since when a write has waited, and the send queue then.
     stalled: Option<Stall>,
+    /// How many of the HTTP/2 preface's first bytes the connection's first
+    /// bytes are (HTTP-019); `None` once they are not.
+    preface: Option<usize>,
+}
+
+/// The start of the preface an HTTP/2 client with prior knowledge opens
+/// with (RFC 9113 §3.4): to hyper's HTTP/1 server, a request line it
+/// cannot read, which it answered by closing with no byte sent.
+const H2_PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n";
+
+/// What an HTTP/2 client is told (HTTP-019): the server's preface (an empty
+/// SETTINGS frame) and a GOAWAY on no stream with `HTTP_1_1_REQUIRED`
+/// (0xd, RFC 9113 §7), its debug data in words.
+fn h2_refusal() -> Vec<u8> {
+    let words: &[u8] = b"HTTP-019: skill-mcp speaks HTTP/1.1 only; connect with HTTP/1.1 \
+        (a proxy: an HTTP/1.1 upstream)";
+    let mut out = vec![0, 0, 0, 0x4, 0, 0, 0, 0, 0];
+    let len = 8 + words.len();
+    out.extend_from_slice(&[(len >> 16) as u8, (len >> 8) as u8, len as u8, 0x7, 0]);
+    out.extend_from_slice(&[0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xd]);
+    out.extend_from_slice(words);
+    out
 }
 
 struct Stall {
@@ -256,6 +300,7 @@ impl Watched {
             inner,
             conn,
             stalled: None,
+            preface: Some(0),
         }
     }
 
@@ -320,7 +365,34 @@ impl AsyncRead for Watched {
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.inner).poll_read(cx, buf)
+        let before = buf.filled().len();
+        let polled = Pin::new(&mut self.inner).poll_read(cx, buf);
+        let Some(seen) = self.preface else {
+            return polled;
+        };
+        if !matches!(polled, Poll::Ready(Ok(()))) {
+            return polled;
+        }
+        let new = &buf.filled()[before..];
+        let want = &H2_PREFACE[seen..];
+        let n = new.len().min(want.len());
+        if new[..n] != want[..n] {
+            self.preface = None;
+            return polled;
+        }
+        if n < want.len() {
+            self.preface = Some(seen + n);
+            return polled;
+        }
+        // An HTTP/2 client: told so in its own framing, best effort (a
+        // fresh socket's send buffer takes these bytes whole), and the
+        // connection ends (HTTP-019).
+        tracing::info!("an HTTP/2 client was told this server speaks HTTP/1.1 only");
+        let _ = self.inner.try_write(&h2_refusal());
+        Poll::Ready(Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "HTTP-019: an HTTP/2 preface on the HTTP/1.1 port",
+        )))
     }
 }
 
@@ -409,6 +481,37 @@ mod tests {
         );
         drop(a);
         assert!(c.open().is_some(), "a closed connection frees its place");
+    }
+
+    #[test]
+    fn the_oldest_stream_goes_first_and_once() {
+        let c = Arc::new(Connections::with_cap(8));
+        let open = || c.open().unwrap_or_else(|| panic!("room"));
+        let (old, young, working) = (open(), open(), open());
+        old.conn.set(Doing::Streaming);
+        std::thread::sleep(Duration::from_millis(5));
+        young.conn.set(Doing::Streaming);
+        working.conn.set(Doing::Working);
+        assert!(c.close_oldest_stream());
+        assert!(
+            old.conn.closing.load(Ordering::Acquire),
+            "the oldest was told"
+        );
+        assert!(!young.conn.closing.load(Ordering::Acquire));
+        assert!(c.close_oldest_stream(), "one told is passed over");
+        assert!(young.conn.closing.load(Ordering::Acquire));
+        assert!(!c.close_oldest_stream(), "no stream is left to close");
+        assert!(!working.conn.closing.load(Ordering::Acquire));
+    }
+
+    #[test]
+    fn an_http2_preface_is_answered_with_settings_and_a_goaway() {
+        let out = h2_refusal();
+        assert_eq!(&out[..9], &[0, 0, 0, 4, 0, 0, 0, 0, 0]);
+        let len = (usize::from(out[9]) << 16) | (usize::from(out[10]) << 8) | usize::from(out[11]);
+        assert_eq!(out.len(), 18 + len);
+        assert_eq!(out[12], 7);
+        assert_eq!(&out[22..26], &[0, 0, 0, 0xd]);
     }
 
     #[test]

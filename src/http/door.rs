@@ -34,7 +34,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::access::{Access, Refused};
 use super::budget::{Bodies, Budget, answer_estimate};
-use super::connections::{Conn, Doing};
+use super::connections::{Conn, Connections, Doing};
 use super::headers;
 use super::sessions::Sessions;
 use crate::echo::{EXCERPT_BYTES, excerpt};
@@ -67,6 +67,8 @@ pub(crate) struct Door {
     pub(crate) allow_run: bool,
     in_flight: Arc<Semaphore>,
     streams: Arc<Semaphore>,
+    /// Every open connection: the oldest stream is closed for a new one.
+    connections: Arc<Connections>,
     per_session: InFlight,
     bodies: Bodies,
     answers: Arc<Budget>,
@@ -92,6 +94,7 @@ impl Door {
         sessions: Arc<Sessions>,
         allow_run: bool,
         answer_chars: usize,
+        connections: Arc<Connections>,
     ) -> Door {
         Door {
             access,
@@ -100,6 +103,7 @@ impl Door {
             allow_run,
             in_flight: Arc::new(Semaphore::new(MAX_HTTP_IN_FLIGHT)),
             streams: Arc::new(Semaphore::new(MAX_HTTP_STREAMS)),
+            connections,
             per_session: Arc::default(),
             bodies: Bodies::new(MAX_HTTP_BODIES_BYTES),
             answers: Arc::new(Budget::new(MAX_HTTP_ANSWER_BYTES)),
@@ -153,6 +157,10 @@ impl Door {
         let none = |a: Answer| (a, Hold::default());
         if let Err(r) = self.access.check_token(&parts.headers) {
             return none(refused(r));
+        }
+        // Before the path: a CONNECT names an authority, not a path.
+        if !matches!(parts.method, Method::GET | Method::POST | Method::DELETE) {
+            return none(method_not_served(&parts.method));
         }
         if parts.uri.path() != PATH {
             return none(text(
@@ -218,7 +226,7 @@ impl Door {
                         .headers
                         .insert("last-event-id", HeaderValue::from_static("not-issued"));
                 }
-                let Ok(stream) = Arc::clone(&self.streams).try_acquire_owned() else {
+                let Some(stream) = self.stream_slot().await else {
                     return none(too_many_streams(None));
                 };
                 conn.set(Doing::Streaming);
@@ -234,7 +242,7 @@ impl Door {
             }
             _ => {
                 // DELETE (a session's end) carries no body and no request:
-                // rmcp answers it as it is, and every other method 405.
+                // rmcp answers it as it is.
                 conn.set(Doing::Working);
                 let delete = parts.method == Method::DELETE;
                 let mut answer = self
@@ -353,7 +361,7 @@ impl Door {
                     return none(a);
                 }
                 let listen = matches!(&*message, ClientJsonRpcMessage::Request(r) if r.request.method() == LISTEN);
-                match self.slots(&id, session.as_deref(), listen) {
+                match self.slots(&id, session.as_deref(), listen).await {
                     Ok(slots) => hold.slots = Some(slots),
                     Err(a) => return none(*a),
                 }
@@ -431,19 +439,36 @@ impl Door {
         (answer, hold)
     }
 
+    /// A stream's slot (HTTP-008): at the cap, the stream open longest is
+    /// closed for this one, whose slot comes back as its connection goes;
+    /// `None` if none came back within [`HTTP_BUDGET_WAIT_SECS`].
+    async fn stream_slot(&self) -> Option<OwnedSemaphorePermit> {
+        if let Ok(stream) = Arc::clone(&self.streams).try_acquire_owned() {
+            return Some(stream);
+        }
+        if !self.connections.close_oldest_stream() {
+            return None;
+        }
+        let wait = Duration::from_secs(HTTP_BUDGET_WAIT_SECS);
+        tokio::time::timeout(wait, Arc::clone(&self.streams).acquire_owned())
+            .await
+            .ok()?
+            .ok()
+    }
+
     /// A read request's slot: a stream's for a `subscriptions/listen`
     /// (HTTP-012), else one of the server's requests in flight and one of
     /// its session's, with its id claimed in the session (HTTP-007).
-    fn slots(
+    async fn slots(
         &self,
         id: &ClientId,
         session: Option<&str>,
         listen: bool,
     ) -> Result<(OwnedSemaphorePermit, Option<SessionSlot>), Box<Answer>> {
         if listen {
-            return match Arc::clone(&self.streams).try_acquire_owned() {
-                Ok(stream) => Ok((stream, None)),
-                Err(_) => Err(Box::new(too_many_streams(Some(id)))),
+            return match self.stream_slot().await {
+                Some(stream) => Ok((stream, None)),
+                None => Err(Box::new(too_many_streams(Some(id)))),
             };
         }
         let Ok(overall) = Arc::clone(&self.in_flight).try_acquire_owned() else {
@@ -812,6 +837,23 @@ fn answers_full(id: &ClientId) -> Answer {
     )
 }
 
+/// Any method but the three Streamable HTTP uses is refused in words with
+/// the methods served (HTTP-001); rmcp's own 405 said "Method Not
+/// Allowed" and no rule.
+fn method_not_served(method: &Method) -> Answer {
+    let mut a = text(
+        StatusCode::METHOD_NOT_ALLOWED,
+        format!(
+            "HTTP-001: {} is not a method this server serves; {PATH} takes POST (a JSON-RPC message), GET \
+             (a session's stream) and DELETE (a session's end)",
+            excerpt(method.as_str())
+        ),
+    );
+    a.headers_mut()
+        .insert(header::ALLOW, HeaderValue::from_static("GET, POST, DELETE"));
+    a
+}
+
 fn too_many_streams(id: Option<&ClientId>) -> Answer {
     busy(
         id,
@@ -1157,7 +1199,14 @@ mod tests {
             &[],
             None,
         );
-        Arc::new(Door::new(access, rmcp, sessions, false, chars))
+        Arc::new(Door::new(
+            access,
+            rmcp,
+            sessions,
+            false,
+            chars,
+            Arc::default(),
+        ))
     }
 
     fn request(body: Value, extra: &[(&str, &str)]) -> Request<Full<Bytes>> {

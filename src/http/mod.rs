@@ -201,12 +201,14 @@ pub async fn serve(
     );
     tracing::info!(hosts = ?access.hosts(), origins = ?access.origins(), token = options.token.is_some(), run = options.allow_run, "serving over HTTP");
     let cors = cors::layer(access.origins());
+    let connections = Arc::new(Connections::default());
     let door = Arc::new(Door::new(
         access,
         rmcp,
         sessions,
         options.allow_run,
         answer_chars,
+        Arc::clone(&connections),
     ));
     let _reloader = reload::start(live, config, peers, watch, hangups);
     // Said whatever the log level: it is what a client connects to.
@@ -226,7 +228,6 @@ pub async fn serve(
         );
     }
 
-    let connections = Arc::new(Connections::default());
     let ended = ended();
     tokio::pin!(ended);
     loop {
@@ -300,9 +301,13 @@ pub async fn serve(
                     // A request whose body was arriving is answered 503 by
                     // the door (it waits on the same close): let that
                     // answer out, briefly, then drop the connection
-                    // (HTTP-008). An idle one closes at once.
-                    served.as_mut().graceful_shutdown();
-                    let _ = tokio::time::timeout(Duration::from_secs(1), served).await;
+                    // (HTTP-008). An idle one closes at once; a stream
+                    // closed for a new one never ends on its own, so it
+                    // is dropped at once and its slot comes back.
+                    if registered.conn.doing() != Doing::Streaming {
+                        served.as_mut().graceful_shutdown();
+                        let _ = tokio::time::timeout(Duration::from_secs(1), served).await;
+                    }
                 }
             }
             drop(registered);
