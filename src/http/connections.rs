@@ -6,6 +6,7 @@
 //! comes back (the connection's writes are flushed).
 
 use std::collections::HashMap;
+use std::net::IpAddr;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -56,6 +57,9 @@ impl Doing {
 
 /// One open connection, shared by its task, its requests and its I/O.
 pub(crate) struct Conn {
+    /// The client's address: streams are closed for new ones from the
+    /// address holding the most (HTTP-008).
+    peer: Option<IpAddr>,
     doing: AtomicU8,
     /// Milliseconds since the registry started, when `doing` last changed.
     since: AtomicU64,
@@ -192,7 +196,7 @@ impl Connections {
     /// client waits on is told to close first, the longest quiet of the
     /// quietest kind (HTTP-008); `None` when every open connection is
     /// working or streaming (the caps on those keep this from happening).
-    pub(crate) fn open(self: &Arc<Self>) -> Option<Registered> {
+    pub(crate) fn open(self: &Arc<Self>, peer: Option<IpAddr>) -> Option<Registered> {
         let mut open = lock(&self.open);
         if open.len() >= self.cap {
             let victim = open
@@ -207,6 +211,7 @@ impl Connections {
         }
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         let conn = Arc::new(Conn {
+            peer,
             doing: AtomicU8::new(Doing::Nothing as u8),
             since: AtomicU64::new(self.clock.elapsed().as_millis() as u64),
             clock: self.clock,
@@ -222,21 +227,36 @@ impl Connections {
         })
     }
 
-    /// Tells the stream open longest to close, for a new stream at
+    /// Tells a stream to close, for a new stream at
     /// [`MAX_HTTP_STREAMS`](crate::limits::MAX_HTTP_STREAMS): streams last
     /// as long as their clients keep them, so without this one client
     /// holding every slot kept everyone else from listening for good
-    /// (HTTP-008). One already told is passed over. `false` when no
-    /// stream is open to close.
-    pub(crate) fn close_oldest_stream(&self) -> bool {
+    /// (HTTP-008). The stream that goes is the oldest of the address that
+    /// holds the most streams: a stranger opening streams in a loop
+    /// closes its own before a teammate's. One already told is passed
+    /// over. `false` when no stream is open to close.
+    pub(crate) fn close_a_stream(&self) -> bool {
         let open = lock(&self.open);
-        let oldest = open
-            .values()
-            .filter(|c| c.doing() == Doing::Streaming && !c.closing.load(Ordering::Acquire))
+        let streams = || {
+            open.values()
+                .filter(|c| c.doing() == Doing::Streaming && !c.closing.load(Ordering::Acquire))
+        };
+        let mut held: HashMap<Option<IpAddr>, usize> = HashMap::new();
+        for c in streams() {
+            *held.entry(c.peer).or_default() += 1;
+        }
+        let Some((&most, _)) = held.iter().max_by_key(|(_, n)| **n) else {
+            return false;
+        };
+        let oldest = streams()
+            .filter(|c| c.peer == most)
             .min_by_key(|c| c.since.load(Ordering::Relaxed));
         match oldest {
             Some(c) => {
-                tracing::debug!("closing the oldest stream for a new one");
+                tracing::info!(
+                    peer = ?c.peer,
+                    "closed the oldest stream of the address holding the most, for a new one (HTTP-008)"
+                );
                 c.close();
                 true
             }
@@ -265,28 +285,9 @@ pub(crate) struct Watched {
     conn: Arc<Conn>,
     /// Since when a write has waited, and the send queue then.
     stalled: Option<Stall>,
-    /// How many of the HTTP/2 preface's first bytes the connection's first
-    /// bytes are (HTTP-019); `None` once they are not.
-    preface: Option<usize>,
-}
-
-/// The start of the preface an HTTP/2 client with prior knowledge opens
-/// with (RFC 9113 §3.4): to hyper's HTTP/1 server, a request line it
-/// cannot read, which it answered by closing with no byte sent.
-const H2_PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n";
-
-/// What an HTTP/2 client is told (HTTP-019): the server's preface (an empty
-/// SETTINGS frame) and a GOAWAY on no stream with `HTTP_1_1_REQUIRED`
-/// (0xd, RFC 9113 §7), its debug data in words.
-fn h2_refusal() -> Vec<u8> {
-    let words: &[u8] = b"HTTP-019: skill-mcp speaks HTTP/1.1 only; connect with HTTP/1.1 \
-        (a proxy: an HTTP/1.1 upstream)";
-    let mut out = vec![0, 0, 0, 0x4, 0, 0, 0, 0, 0];
-    let len = 8 + words.len();
-    out.extend_from_slice(&[(len >> 16) as u8, (len >> 8) as u8, len as u8, 0x7, 0]);
-    out.extend_from_slice(&[0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xd]);
-    out.extend_from_slice(words);
-    out
+    /// The connection's first bytes, read before hyper to tell an HTTP/2
+    /// client apart (HTTP-019, `super::h2`): handed to hyper first.
+    first: Vec<u8>,
 }
 
 struct Stall {
@@ -295,12 +296,12 @@ struct Stall {
 }
 
 impl Watched {
-    pub(crate) fn new(inner: TcpStream, conn: Arc<Conn>) -> Watched {
+    pub(crate) fn new(inner: TcpStream, conn: Arc<Conn>, first: Vec<u8>) -> Watched {
         Watched {
             inner,
             conn,
             stalled: None,
-            preface: Some(0),
+            first,
         }
     }
 
@@ -365,34 +366,17 @@ impl AsyncRead for Watched {
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<std::io::Result<()>> {
-        let before = buf.filled().len();
-        let polled = Pin::new(&mut self.inner).poll_read(cx, buf);
-        let Some(seen) = self.preface else {
-            return polled;
-        };
-        if !matches!(polled, Poll::Ready(Ok(()))) {
-            return polled;
+        if !self.first.is_empty() {
+            let n = self.first.len().min(buf.remaining());
+            buf.put_slice(&self.first[..n]);
+            if n == self.first.len() {
+                self.first = Vec::new();
+            } else {
+                self.first.drain(..n);
+            }
+            return Poll::Ready(Ok(()));
         }
-        let new = &buf.filled()[before..];
-        let want = &H2_PREFACE[seen..];
-        let n = new.len().min(want.len());
-        if new[..n] != want[..n] {
-            self.preface = None;
-            return polled;
-        }
-        if n < want.len() {
-            self.preface = Some(seen + n);
-            return polled;
-        }
-        // An HTTP/2 client: told so in its own framing, best effort (a
-        // fresh socket's send buffer takes these bytes whole), and the
-        // connection ends (HTTP-019).
-        tracing::info!("an HTTP/2 client was told this server speaks HTTP/1.1 only");
-        let _ = self.inner.try_write(&h2_refusal());
-        Poll::Ready(Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidData,
-            "HTTP-019: an HTTP/2 preface on the HTTP/1.1 port",
-        )))
+        Pin::new(&mut self.inner).poll_read(cx, buf)
     }
 }
 
@@ -449,14 +433,14 @@ mod tests {
     #[test]
     fn at_the_cap_the_quietest_goes_first_and_working_ones_never() {
         let c = Arc::new(Connections::with_cap(3));
-        let a = c.open().unwrap_or_else(|| panic!("room"));
-        let b = c.open().unwrap_or_else(|| panic!("room"));
-        let d = c.open().unwrap_or_else(|| panic!("room"));
+        let a = c.open(None).unwrap_or_else(|| panic!("room"));
+        let b = c.open(None).unwrap_or_else(|| panic!("room"));
+        let d = c.open(None).unwrap_or_else(|| panic!("room"));
         a.conn.set(Doing::Working);
         b.conn.set(Doing::Body);
         d.conn.set(Doing::Nothing);
         // d is idle: it goes before b, whose body is still arriving.
-        let e = c.open().unwrap_or_else(|| panic!("room"));
+        let e = c.open(None).unwrap_or_else(|| panic!("room"));
         assert_eq!(c.count(), 3);
         let waker = std::task::Waker::noop();
         let mut cx = Context::from_waker(waker);
@@ -471,54 +455,47 @@ mod tests {
         }
         e.conn.set(Doing::Streaming);
         // Next: b (a body), then nothing is left to close.
-        let _f = c.open().unwrap_or_else(|| panic!("room"));
+        let _f = c.open(None).unwrap_or_else(|| panic!("room"));
         let mut told = std::pin::pin!(b.conn.closed());
         assert!(told.as_mut().poll(&mut cx).is_ready());
         _f.conn.set(Doing::Working);
         assert!(
-            c.open().is_none(),
+            c.open(None).is_none(),
             "only working and streaming ones are left"
         );
         drop(a);
-        assert!(c.open().is_some(), "a closed connection frees its place");
+        assert!(
+            c.open(None).is_some(),
+            "a closed connection frees its place"
+        );
     }
 
     #[test]
     fn the_oldest_stream_goes_first_and_once() {
         let c = Arc::new(Connections::with_cap(8));
-        let open = || c.open().unwrap_or_else(|| panic!("room"));
+        let open = || c.open(None).unwrap_or_else(|| panic!("room"));
         let (old, young, working) = (open(), open(), open());
         old.conn.set(Doing::Streaming);
         std::thread::sleep(Duration::from_millis(5));
         young.conn.set(Doing::Streaming);
         working.conn.set(Doing::Working);
-        assert!(c.close_oldest_stream());
+        assert!(c.close_a_stream());
         assert!(
             old.conn.closing.load(Ordering::Acquire),
             "the oldest was told"
         );
         assert!(!young.conn.closing.load(Ordering::Acquire));
-        assert!(c.close_oldest_stream(), "one told is passed over");
+        assert!(c.close_a_stream(), "one told is passed over");
         assert!(young.conn.closing.load(Ordering::Acquire));
-        assert!(!c.close_oldest_stream(), "no stream is left to close");
+        assert!(!c.close_a_stream(), "no stream is left to close");
         assert!(!working.conn.closing.load(Ordering::Acquire));
-    }
-
-    #[test]
-    fn an_http2_preface_is_answered_with_settings_and_a_goaway() {
-        let out = h2_refusal();
-        assert_eq!(&out[..9], &[0, 0, 0, 4, 0, 0, 0, 0, 0]);
-        let len = (usize::from(out[9]) << 16) | (usize::from(out[10]) << 8) | usize::from(out[11]);
-        assert_eq!(out.len(), 18 + len);
-        assert_eq!(out[12], 7);
-        assert_eq!(&out[22..26], &[0, 0, 0, 0xd]);
     }
 
     #[test]
     fn an_answers_budget_comes_back_on_the_flush_after_it() {
         let budget = Arc::new(tokio::sync::Semaphore::new(10));
         let c = Arc::new(Connections::with_cap(4));
-        let r = c.open().unwrap_or_else(|| panic!("room"));
+        let r = c.open(None).unwrap_or_else(|| panic!("room"));
         let permit = Arc::clone(&budget)
             .try_acquire_many_owned(10)
             .unwrap_or_else(|_| panic!("room in the budget"));

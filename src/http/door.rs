@@ -36,7 +36,7 @@ use super::access::{Access, Refused};
 use super::budget::{Bodies, Budget, answer_estimate};
 use super::connections::{Conn, Connections, Doing};
 use super::headers;
-use super::sessions::Sessions;
+use super::sessions::{STANDALONE_EVENT_ID, Sessions};
 use crate::echo::{EXCERPT_BYTES, excerpt};
 use crate::limits::{
     HTTP_BUDGET_WAIT_SECS, HTTP_READ_TIMEOUT_SECS, MAX_HTTP_ANSWER_BYTES, MAX_HTTP_BODIES_BYTES,
@@ -138,6 +138,11 @@ impl Door {
             Ok(()) => self.inside(parts, body, conn).await,
         };
         let (parts, body) = answer.into_parts();
+        let closing = (conn.doing() == Doing::Streaming).then(|| {
+            let conn = Arc::clone(conn);
+            Box::pin(async move { conn.closed().await })
+                as Pin<Box<dyn Future<Output = ()> + Send + Sync>>
+        });
         let held = Held {
             inner: body,
             hold,
@@ -145,6 +150,8 @@ impl Door {
             answers: Arc::clone(&self.answers),
             conn: Arc::clone(conn),
             ended: false,
+            closing,
+            closed: false,
         };
         Response::from_parts(parts, BoxBody::new(held))
     }
@@ -201,15 +208,11 @@ impl Door {
                 _ => false,
             };
             if !known {
-                return none(text(
-                    StatusCode::NOT_FOUND,
-                    "HTTP-008: the Mcp-Session-Id header names no open session of this server; send \
-                     initialize without one to open a new session"
-                        .to_owned(),
-                ));
+                return none(no_session());
             }
         }
-        match parts.method {
+        let names_a_session = parts.headers.contains_key("mcp-session-id");
+        let (answer, hold) = match parts.method {
             Method::POST => self.post(parts, body, conn).await,
             Method::GET => {
                 if let Some(a) = self.no_stream(&parts) {
@@ -226,16 +229,30 @@ impl Door {
                         .headers
                         .insert("last-event-id", HeaderValue::from_static("not-issued"));
                 }
-                let Some(stream) = self.stream_slot().await else {
-                    return none(too_many_streams(None));
-                };
-                conn.set(Doing::Streaming);
+                // Only a GET that opens its session's stream takes a slot:
+                // a resume of an id never issued ends at once (HTTP-008).
+                let opens = self.opens_its_stream(&parts);
+                let slot = opens
+                    .then(|| Arc::clone(&self.streams).try_acquire_owned().ok())
+                    .flatten();
+                conn.set(Doing::Working);
                 let answer = self
                     .rmcp
                     .handle(Request::from_parts(parts, Full::new(Bytes::new())))
                     .await;
+                let slot = match slot {
+                    Some(slot) => Some(slot),
+                    None if opens => match self.room_for(&answer).await {
+                        Ok(slot) => slot,
+                        Err(()) => return none(too_many_streams(None)),
+                    },
+                    None => None,
+                };
+                if slot.is_some() {
+                    conn.set(Doing::Streaming);
+                }
                 let hold = Hold {
-                    slots: Some((stream, None)),
+                    slots: slot.map(|s| (s, None)),
                     ..Hold::default()
                 };
                 (answer, hold)
@@ -258,7 +275,13 @@ impl Door {
                 }
                 none(answer)
             }
+        };
+        // rmcp's words for a session that is gone (ended, expired, never
+        // opened) are "Session not found"; these say what to do (HTTP-008).
+        if names_a_session && answer.status() == StatusCode::NOT_FOUND {
+            return (no_session(), hold);
         }
+        (answer, hold)
     }
 
     /// A GET that can open no stream is 405, the Streamable HTTP answer
@@ -317,6 +340,9 @@ impl Door {
         // read as rmcp reads a body (HTTP-006): see below.
         let mut again = None;
         let mut hold = Hold::default();
+        // A listen at the stream cap, by its id: its slot is found once
+        // rmcp has answered (HTTP-008).
+        let mut pending_stream = None;
         match incoming {
             Incoming::Refuse(r) => {
                 // A removed method's params need not be that method's, so
@@ -360,10 +386,22 @@ impl Door {
                 if let Some(a) = name_no_header_can_match(&parts.headers, &id, &message) {
                     return none(a);
                 }
-                let listen = matches!(&*message, ClientJsonRpcMessage::Request(r) if r.request.method() == LISTEN);
-                match self.slots(&id, session.as_deref(), listen).await {
-                    Ok(slots) => hold.slots = Some(slots),
-                    Err(a) => return none(*a),
+                // A listen rmcp serves is a stream and takes a stream's
+                // slot; at the cap it goes to rmcp without one, and only
+                // an answer that opens a stream closes the oldest for its
+                // slot (HTTP-008). One without 2026-07-28 `_meta` is
+                // answered at once (-32601 in a session): a request.
+                let listen = is_listen(&message);
+                if listen {
+                    match Arc::clone(&self.streams).try_acquire_owned() {
+                        Ok(stream) => hold.slots = Some((stream, None)),
+                        Err(_) => pending_stream = Some(id.clone()),
+                    }
+                } else {
+                    match self.slots(&id, session.as_deref()) {
+                        Ok(slots) => hold.slots = Some(slots),
+                        Err(a) => return none(*a),
+                    }
                 }
                 // A request of a session is cancelled if its answer is
                 // not sent whole (RUN-028: nobody can approve, or see, a
@@ -379,7 +417,11 @@ impl Door {
                     });
                 }
                 if listen {
-                    conn.set(Doing::Streaming);
+                    conn.set(if pending_stream.is_some() {
+                        Doing::Working
+                    } else {
+                        Doing::Streaming
+                    });
                 } else {
                     // Read whole and holding its slot, it is in flight: its
                     // connection is never closed for a new one, even while
@@ -436,41 +478,73 @@ impl Door {
             .await;
         // rmcp has decoded the body by now.
         drop(body_bytes);
+        if let Some(id) = pending_stream {
+            match self.room_for(&answer).await {
+                Ok(Some(stream)) => {
+                    hold.slots = Some((stream, None));
+                    conn.set(Doing::Streaming);
+                }
+                Ok(None) => {}
+                Err(()) => return none(too_many_streams(Some(&id))),
+            }
+        }
         (answer, hold)
     }
 
-    /// A stream's slot (HTTP-008): at the cap, the stream open longest is
-    /// closed for this one, whose slot comes back as its connection goes;
-    /// `None` if none came back within [`HTTP_BUDGET_WAIT_SECS`].
-    async fn stream_slot(&self) -> Option<OwnedSemaphorePermit> {
-        if let Ok(stream) = Arc::clone(&self.streams).try_acquire_owned() {
-            return Some(stream);
-        }
-        if !self.connections.close_oldest_stream() {
-            return None;
-        }
-        let wait = Duration::from_secs(HTTP_BUDGET_WAIT_SECS);
-        tokio::time::timeout(wait, Arc::clone(&self.streams).acquire_owned())
-            .await
-            .ok()?
-            .ok()
+    /// Whether a GET opens its session's stream: its session is open and
+    /// it resumes nothing, or the standalone stream's priming event
+    /// (HTTP-008). Any other GET ends at once or is refused.
+    fn opens_its_stream(&self, parts: &Parts) -> bool {
+        let Some(session) = parts
+            .headers
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+        else {
+            return false;
+        };
+        let resumes_nothing = parts
+            .headers
+            .get("last-event-id")
+            .and_then(|v| v.to_str().ok())
+            .is_none_or(|last| last.trim() == STANDALONE_EVENT_ID);
+        resumes_nothing && self.sessions.is_open(session)
     }
 
-    /// A read request's slot: a stream's for a `subscriptions/listen`
-    /// (HTTP-012), else one of the server's requests in flight and one of
-    /// its session's, with its id claimed in the session (HTTP-007).
-    async fn slots(
+    /// A stream's slot for an answer rmcp gave at the cap (HTTP-008): an
+    /// answer that opens a stream (200, an event stream) closes the stream
+    /// the server would miss least for it and waits up to
+    /// [`HTTP_BUDGET_WAIT_SECS`] for the slot that frees (`Err` past it);
+    /// any other answer — a refusal, an error — costs nobody their stream
+    /// and takes none (`Ok(None)`).
+    async fn room_for(&self, answer: &Answer) -> Result<Option<OwnedSemaphorePermit>, ()> {
+        let stream = answer.status() == StatusCode::OK
+            && answer
+                .headers()
+                .get(header::CONTENT_TYPE)
+                .is_some_and(|v| v.as_bytes().starts_with(b"text/event-stream"));
+        if !stream {
+            return Ok(None);
+        }
+        if let Ok(slot) = Arc::clone(&self.streams).try_acquire_owned() {
+            return Ok(Some(slot));
+        }
+        if !self.connections.close_a_stream() {
+            return Err(());
+        }
+        let wait = Duration::from_secs(HTTP_BUDGET_WAIT_SECS);
+        match tokio::time::timeout(wait, Arc::clone(&self.streams).acquire_owned()).await {
+            Ok(Ok(slot)) => Ok(Some(slot)),
+            _ => Err(()),
+        }
+    }
+
+    /// A request's slots: one of the server's requests in flight and one
+    /// of its session's, with its id claimed in the session (HTTP-007).
+    fn slots(
         &self,
         id: &ClientId,
         session: Option<&str>,
-        listen: bool,
     ) -> Result<(OwnedSemaphorePermit, Option<SessionSlot>), Box<Answer>> {
-        if listen {
-            return match self.stream_slot().await {
-                Some(stream) => Ok((stream, None)),
-                None => Err(Box::new(too_many_streams(Some(id)))),
-            };
-        }
         let Ok(overall) = Arc::clone(&self.in_flight).try_acquire_owned() else {
             let mut a = jsonrpc_error(
                 StatusCode::SERVICE_UNAVAILABLE,
@@ -688,6 +762,18 @@ fn name_no_header_can_match(
     })
 }
 
+/// A `subscriptions/listen` rmcp serves as a stream: one with complete
+/// 2026-07-28 `_meta` (HTTP-012). Without it, it is answered at once (an
+/// error), as any request is.
+fn is_listen(message: &ClientJsonRpcMessage) -> bool {
+    matches!(message, ClientJsonRpcMessage::Request(r)
+        if r.request.method() == LISTEN
+            && r.request
+                .get_meta()
+                .missing_required_keys(&ProtocolVersion::V_2026_07_28)
+                .is_empty())
+}
+
 fn is_initialize(message: &ClientJsonRpcMessage) -> bool {
     matches!(message, ClientJsonRpcMessage::Request(r) if matches!(r.request, ClientRequest::InitializeRequest(_)))
 }
@@ -854,6 +940,15 @@ fn method_not_served(method: &Method) -> Answer {
     a
 }
 
+fn no_session() -> Answer {
+    text(
+        StatusCode::NOT_FOUND,
+        "HTTP-008: the Mcp-Session-Id header names no open session of this server; send initialize \
+         without one to open a new session"
+            .to_owned(),
+    )
+}
+
 fn too_many_streams(id: Option<&ClientId>) -> Answer {
     busy(
         id,
@@ -962,6 +1057,11 @@ struct Held {
     answers: Arc<Budget>,
     conn: Arc<Conn>,
     ended: bool,
+    /// A stream's: resolves when the stream is closed for a newer one
+    /// (HTTP-008), which its client is then told before the body ends.
+    closing: Option<Pin<Box<dyn Future<Output = ()> + Send + Sync>>>,
+    /// Closed for a newer stream and told so: the body has ended.
+    closed: bool,
 }
 
 /// A session's request, cancelled in rmcp when its answer's body is
@@ -1032,6 +1132,22 @@ impl Body for Held {
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        if self.closed {
+            return Poll::Ready(None);
+        }
+        if let Some(closing) = &mut self.closing
+            && closing.as_mut().poll(cx).is_ready()
+        {
+            // Closed for a newer stream (HTTP-008): said on the stream as
+            // an SSE comment, and the body ends as an HTTP message ends.
+            self.closing = None;
+            self.closed = true;
+            self.end();
+            return Poll::Ready(Some(Ok(Frame::data(Bytes::from(format!(
+                ": HTTP-008: this stream was closed for a newer one: {MAX_HTTP_STREAMS} streams are open \
+                 on this server, its limit; open it again to go on listening\n\n"
+            ))))));
+        }
         let polled = Pin::new(&mut self.inner).poll_frame(cx);
         if let Poll::Ready(Some(Ok(frame))) = &polled
             && let Some(data) = frame.data_ref()
@@ -1057,10 +1173,14 @@ impl Body for Held {
     }
 
     fn is_end_stream(&self) -> bool {
-        self.inner.is_end_stream()
+        self.closed || self.inner.is_end_stream()
     }
 
     fn size_hint(&self) -> SizeHint {
+        if self.closing.is_some() {
+            // More may come than the inner body says: the closing word.
+            return SizeHint::default();
+        }
         self.inner.size_hint()
     }
 }
@@ -1250,7 +1370,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let d = door(dir.path());
         let conns = Arc::new(Connections::default());
-        let conn = conns.open().unwrap_or_else(|| panic!("room"));
+        let conn = conns.open(None).unwrap_or_else(|| panic!("room"));
         let mut held = Vec::new();
         for id in 0..MAX_HTTP_IN_FLIGHT as u64 {
             let a = d.handle(stateless(id), &conn.conn).await;
@@ -1291,7 +1411,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let d = door(dir.path());
         let conns = Arc::new(Connections::default());
-        let conn = conns.open().unwrap_or_else(|| panic!("room"));
+        let conn = conns.open(None).unwrap_or_else(|| panic!("room"));
         let init = d
             .handle(
                 request(

@@ -14,6 +14,7 @@ mod budget;
 mod connections;
 mod cors;
 pub(crate) mod door;
+mod h2;
 mod headers;
 mod sessions;
 
@@ -235,8 +236,8 @@ pub async fn serve(
             a = listener.accept() => a,
             () = &mut ended => break,
         };
-        let stream = match accepted {
-            Ok((stream, _)) => stream,
+        let (mut stream, peer) = match accepted {
+            Ok((stream, peer)) => (stream, peer),
             Err(e) => {
                 // Out of descriptors, most often: wait, then accept again.
                 tracing::warn!(error = %e, "could not accept a connection");
@@ -251,16 +252,32 @@ pub async fn serve(
             tracing::debug!(error = %e, "could not set TCP_NODELAY");
         }
         // At the cap, a quiet connection is closed for this one (HTTP-008).
-        let Some(registered) = connections.open() else {
+        let Some(registered) = connections.open(Some(peer.ip())) else {
             tracing::warn!("every connection is answering or streaming: a new one was closed");
             continue;
         };
-        // A write whose client takes nothing for HTTP_WRITE_TIMEOUT_SECS
-        // ends the connection (`Watched`; hyper has no write timeout).
-        let io = TokioIo::new(Watched::new(stream, Arc::clone(&registered.conn)));
         let door = Arc::clone(&door);
         let cors = cors.clone();
         tokio::spawn(async move {
+            // An HTTP/2 client is told, in its framing, that this port
+            // speaks HTTP/1.1 (HTTP-019); the first bytes are read within
+            // the header timeout, and a connection closed for a new one
+            // ends here too.
+            let first = tokio::select! {
+                first = tokio::time::timeout(
+                    Duration::from_secs(HTTP_READ_TIMEOUT_SECS),
+                    h2::first(&mut stream),
+                ) => first,
+                () = registered.conn.closed() => return,
+            };
+            let first = match first {
+                Ok(Ok(h2::First::Http1(first))) => first,
+                Ok(Ok(h2::First::Http2(got))) => return h2::refuse(stream, got).await,
+                Ok(Err(_)) | Err(_) => return,
+            };
+            // A write whose client takes nothing for HTTP_WRITE_TIMEOUT_SECS
+            // ends the connection (`Watched`; hyper has no write timeout).
+            let io = TokioIo::new(Watched::new(stream, Arc::clone(&registered.conn), first));
             let conn = Arc::clone(&registered.conn);
             let service = hyper::service::service_fn(move |req: hyper::Request<_>| {
                 let door = Arc::clone(&door);
@@ -302,12 +319,9 @@ pub async fn serve(
                     // the door (it waits on the same close): let that
                     // answer out, briefly, then drop the connection
                     // (HTTP-008). An idle one closes at once; a stream
-                    // closed for a new one never ends on its own, so it
-                    // is dropped at once and its slot comes back.
-                    if registered.conn.doing() != Doing::Streaming {
-                        served.as_mut().graceful_shutdown();
-                        let _ = tokio::time::timeout(Duration::from_secs(1), served).await;
-                    }
+                    // closed for a new one ends with a word on why.
+                    served.as_mut().graceful_shutdown();
+                    let _ = tokio::time::timeout(Duration::from_secs(1), served).await;
                 }
             }
             drop(registered);

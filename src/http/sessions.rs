@@ -47,7 +47,7 @@ const SSE_RETRY: Duration = Duration::from_secs(3);
 const STANDALONE: usize = 64;
 /// The one event id the standalone stream carries: rmcp primes it with
 /// `0` (no event store), and its messages have none.
-const STANDALONE_EVENT_ID: &str = "0";
+pub(crate) const STANDALONE_EVENT_ID: &str = "0";
 
 /// Every open session.
 pub(crate) struct Sessions {
