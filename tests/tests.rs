@@ -9,6 +9,7 @@ mod attack_door;
 mod attack_door2;
 mod attack_door3;
 mod attack_door4;
+mod attack_door5;
 mod attack_fence_open;
 mod attack_http;
 mod attack_issue26;
