@@ -258,28 +258,46 @@ pub async fn serve(
         };
         let door = Arc::clone(&door);
         let cors = cors.clone();
+        // The first head is due HTTP_READ_TIMEOUT_SECS after the
+        // connection opened, however long its first bytes took (HTTP-008):
+        // hyper's own header timeout starts only once they are handed on.
+        let head_due = tokio::time::Instant::now() + Duration::from_secs(HTTP_READ_TIMEOUT_SECS);
         tokio::spawn(async move {
             // An HTTP/2 client is told, in its framing, that this port
             // speaks HTTP/1.1 (HTTP-019); the first bytes are read within
             // the header timeout, and a connection closed for a new one
-            // ends here too.
+            // ends here too, as does one being told.
             let first = tokio::select! {
-                first = tokio::time::timeout(
-                    Duration::from_secs(HTTP_READ_TIMEOUT_SECS),
-                    h2::first(&mut stream),
-                ) => first,
+                first = tokio::time::timeout_at(head_due, h2::first(&mut stream)) => first,
                 () = registered.conn.closed() => return,
             };
             let first = match first {
                 Ok(Ok(h2::First::Http1(first))) => first,
-                Ok(Ok(h2::First::Http2(got))) => return h2::refuse(stream, got).await,
+                Ok(Ok(h2::First::Http2(got))) => {
+                    tokio::select! {
+                        () = h2::refuse(stream, got) => {}
+                        () = registered.conn.closed() => {}
+                    }
+                    return;
+                }
                 Ok(Err(_)) | Err(_) => return,
+            };
+            let got_head = Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let head_late = {
+                let got_head = Arc::clone(&got_head);
+                async move {
+                    tokio::time::sleep_until(head_due).await;
+                    if got_head.load(std::sync::atomic::Ordering::Relaxed) {
+                        std::future::pending::<()>().await;
+                    }
+                }
             };
             // A write whose client takes nothing for HTTP_WRITE_TIMEOUT_SECS
             // ends the connection (`Watched`; hyper has no write timeout).
             let io = TokioIo::new(Watched::new(stream, Arc::clone(&registered.conn), first));
             let conn = Arc::clone(&registered.conn);
             let service = hyper::service::service_fn(move |req: hyper::Request<_>| {
+                got_head.store(true, std::sync::atomic::Ordering::Relaxed);
                 let door = Arc::clone(&door);
                 let conn = Arc::clone(&conn);
                 let cors = cors.clone();
@@ -323,6 +341,9 @@ pub async fn serve(
                     served.as_mut().graceful_shutdown();
                     let _ = tokio::time::timeout(Duration::from_secs(1), served).await;
                 }
+                // No answer: before a head is whole there is no request to
+                // answer (as hyper's header timeout does).
+                () = head_late => {}
             }
             drop(registered);
         });
