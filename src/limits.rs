@@ -244,6 +244,16 @@ pub(crate) const HTTP_BUDGET_WAIT_SECS: u64 = 5;
 /// [`MAX_HTTP_CONNECTIONS`], so a fresh client always finds a connection.
 pub(crate) const MAX_HTTP_STREAMS: usize = 1_024;
 
+/// How long an HTTP/2 client's first HEADERS frame is waited for, to
+/// reset its stream with `HTTP_1_1_REQUIRED` (HTTP-019): a real client
+/// sends it with its preface.
+pub(crate) const HTTP2_HEADERS_WAIT_SECS: u64 = 2;
+
+/// Most bytes of an HTTP/2 client's frames read while waiting for its
+/// first HEADERS (HTTP-019): what a client sends before it is bounded by
+/// the client, not by this server.
+pub(crate) const MAX_HTTP2_FRAMES_BYTES: usize = 64 * 1024;
+
 /// Open HTTP sessions at once (spec HTTP-008): an `initialize` past it is
 /// refused, so a flood of them costs a bounded amount of memory.
 pub(crate) const MAX_HTTP_SESSIONS: usize = 1_024;

@@ -12,6 +12,8 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
+use crate::limits::{HTTP2_HEADERS_WAIT_SECS, MAX_HTTP2_FRAMES_BYTES};
+
 /// The start of the preface an HTTP/2 client with prior knowledge opens
 /// with (RFC 9113 §3.4); the rest of it (`\r\nSM\r\n\r\n`) is not waited
 /// for: no HTTP/1.1 request starts so.
@@ -22,11 +24,6 @@ const WHOLE_PREFACE: usize = 24;
 
 /// `HTTP_1_1_REQUIRED` (RFC 9113 §7).
 const HTTP_1_1_REQUIRED: u32 = 0xd;
-
-/// How long the client's first request is waited for, and the most of
-/// its frames read: a real client sends its HEADERS with the preface.
-const WAIT_FOR_HEADERS: Duration = Duration::from_secs(2);
-const MAX_FRAMES_READ: usize = 64 * 1024;
 
 /// What the connection's first bytes are.
 pub(crate) enum First {
@@ -62,12 +59,12 @@ pub(crate) async fn first(stream: &mut TcpStream) -> std::io::Result<First> {
 pub(crate) async fn refuse(mut stream: TcpStream, mut got: Vec<u8>) {
     tracing::info!("an HTTP/2 client was told this server speaks HTTP/1.1 only (HTTP-019)");
     let _ = stream.write_all(&frame(0x4, 0, &[])).await;
-    let first_stream = tokio::time::timeout(WAIT_FOR_HEADERS, async {
+    let first_stream = tokio::time::timeout(Duration::from_secs(HTTP2_HEADERS_WAIT_SECS), async {
         loop {
             if let Some(id) = headers_stream(&got) {
                 return Some(id);
             }
-            if got.len() > MAX_FRAMES_READ {
+            if got.len() > MAX_HTTP2_FRAMES_BYTES {
                 return None;
             }
             match stream.read_buf(&mut got).await {
