@@ -19,6 +19,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use crate::echo::excerpt;
+use crate::limits::MAX_PATH_CHARS;
 
 /// The string rules, each named so a refusal says which one refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,10 +44,6 @@ pub enum PathRule {
     /// Longer than [`MAX_PATH_CHARS`].
     TooLong,
 }
-
-/// Longest skill-relative path accepted, in characters. Real bundles use a
-/// few dozen; the bound keeps a hostile name from costing more.
-pub const MAX_PATH_CHARS: usize = 1024;
 
 impl PathRule {
     /// The rule as a sentence fragment for messages.

@@ -21,6 +21,15 @@ pub(crate) const MAX_BODY_BYTES: usize = MAX_FILE_BYTES;
 /// 1 MiB, `truncated: true` rather than a silent cut").
 pub(crate) const MAX_FILE_BYTES: usize = 1024 * 1024;
 
+/// Most bytes of SKILL.md read: the largest frontmatter, its delimiter
+/// lines, and the largest body served (DISC-008, LOAD-003).
+pub(crate) const MAX_SKILL_MD_BYTES: usize = MAX_FRONTMATTER_BYTES + 16 + MAX_BODY_BYTES;
+
+/// Longest skill-relative path accepted, in characters (FENCE-*). Real
+/// bundles use a few dozen; the bound keeps a hostile name from costing
+/// more.
+pub const MAX_PATH_CHARS: usize = 1024;
+
 /// Largest file, as the scan sized it, that `resources/read` reads on the
 /// async thread instead of the blocking pool. From the page cache 64 KiB is
 /// a few microseconds of copying, less than the two thread hops it saves;
@@ -319,3 +328,15 @@ pub(crate) const ELICIT_TIMEOUT_VAR: &str = "SKILL_MCP_ELICIT_TIMEOUT_SECS";
 /// The longest wait [`ELICIT_TIMEOUT_VAR`] may set: an hour. Past it a
 /// prompt nobody answers holds the call, and its run lock, for good.
 pub(crate) const MAX_ELICIT_TIMEOUT_SECS: usize = 3600;
+
+// What the Agent Skills spec asks of an author: `skill-mcp check` warns
+// past these (CHECK-*); serving does not refuse on them.
+
+/// Agent Skills: `name` is at most 64 characters.
+pub(crate) const MAX_NAME_CHARS: usize = 64;
+/// Agent Skills: `description` is 1–1024 characters.
+pub(crate) const MAX_DESCRIPTION_CHARS: usize = 1024;
+/// Agent Skills: `compatibility` is 1–500 characters when present.
+pub(crate) const MAX_COMPATIBILITY_CHARS: usize = 500;
+/// Agent Skills: "Keep your main SKILL.md under 500 lines".
+pub(crate) const MAX_BODY_LINES: usize = 500;

@@ -7,16 +7,12 @@ use std::path::Path;
 use crate::declaration;
 use crate::fence::{self, FenceError};
 use crate::frontmatter::{self, Frontmatter, FrontmatterError};
-use crate::limits::{MAX_BODY_BYTES, MAX_FRONTMATTER_BYTES};
+use crate::limits::MAX_SKILL_MD_BYTES;
 use crate::problem::Reason;
 use crate::read;
 
 /// The file every skill directory holds.
 pub(crate) const SKILL_MD: &str = "SKILL.md";
-
-/// Most bytes of SKILL.md read: the largest frontmatter, its delimiter
-/// lines, and the largest body served.
-const MAX_SKILL_MD_BYTES: usize = MAX_FRONTMATTER_BYTES + 16 + MAX_BODY_BYTES;
 
 /// SKILL.md's text, read through the fence and capped (DISC-008).
 pub(crate) struct SkillMd {

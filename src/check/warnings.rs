@@ -10,14 +10,9 @@ use crate::catalog::{self, LoadError, LoadedMd, SKILL_MD, Skill};
 use crate::frontmatter::Seg;
 use crate::problem::{Problem, Reason};
 
-/// Agent Skills: `name` is at most 64 characters.
-pub(crate) const MAX_NAME_CHARS: usize = 64;
-/// Agent Skills: `description` is 1–1024 characters.
-pub(crate) const MAX_DESCRIPTION_CHARS: usize = 1024;
-/// Agent Skills: `compatibility` is 1–500 characters when present.
-pub(crate) const MAX_COMPATIBILITY_CHARS: usize = 500;
-/// Agent Skills: "Keep your main SKILL.md under 500 lines".
-pub(crate) const MAX_BODY_LINES: usize = 500;
+pub(crate) use crate::limits::{
+    MAX_BODY_LINES, MAX_COMPATIBILITY_CHARS, MAX_DESCRIPTION_CHARS, MAX_NAME_CHARS,
+};
 
 /// Why a `name` breaks the Agent Skills rule, or `None` when it keeps it
 /// (spec CHECK-008): 1–64 characters of lowercase letters and digits, with
