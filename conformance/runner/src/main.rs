@@ -16,6 +16,7 @@ mod redact;
 mod report;
 mod runner;
 mod session;
+mod unit;
 mod workdir;
 
 use std::io::Write;

@@ -9,6 +9,7 @@ use std::time::Duration;
 use crate::case::{self, Case, Golden, Mode, Profile};
 use crate::report::{self, CaseReport, Failure, ModeReport, ServerIdentity};
 use crate::runner::{self, RunConfig, UnitRun};
+use crate::unit;
 
 /// What the run does with each case, and how it judges the results.
 pub struct Plan {
@@ -93,7 +94,7 @@ impl Plan {
             );
             runner::run_pool(units.len(), jobs, move |u| {
                 let (ci, mi) = units[u];
-                runner::run_unit(&cases[ci], modes[ci][mi], &cfg)
+                unit::run_unit(&cases[ci], modes[ci][mi], &cfg)
             })
         };
         let mut slots: Vec<Vec<Option<UnitRun>>> = self
