@@ -226,169 +226,197 @@ fn refusal_words(reply: &Value) -> Option<String> {
     Some(words)
 }
 
-fn walk(p: &Value, a: Option<&Value>, path: &mut Vec<PathElem>) -> Option<Diff> {
-    let diff = |path: &[PathElem], what: String| Diff {
+/// A mismatch at `path`: what is wrong, the pattern and what was there.
+fn mismatch(path: &[PathElem], what: String, p: &Value, a: Option<&Value>) -> Diff {
+    Diff {
         path: format_path(path),
         what,
         expected: Some(p.clone()),
         actual: a.cloned(),
+    }
+}
+
+/// `actual` (None: not there) against pattern `p`: a matcher, or a value
+/// compared member by member.
+fn walk(p: &Value, a: Option<&Value>, path: &mut Vec<PathElem>) -> Option<Diff> {
+    let Some((k, arg)) = matcher(p) else {
+        return structural(p, a, path);
     };
-    if let Some((k, arg)) = matcher(p) {
-        let patterns = || arg.as_array().map(Vec::as_slice).unwrap_or(&[]);
-        // These three combine patterns, and a pattern may accept absence.
-        match k {
-            "$absent" => {
-                return a.map(|_| diff(path, "this must be absent, and the reply has it".into()));
-            }
-            "$one_of" => {
-                let all_fail = patterns().iter().all(|q| walk(q, a, path).is_some());
-                return all_fail.then(|| diff(path, "no alternative of $one_of matches".into()));
-            }
-            "$all" => return patterns().iter().find_map(|q| walk(q, a, path)),
-            "$not" => {
-                return walk(arg, a, path)
-                    .is_none()
-                    .then(|| diff(path, "this matches what $not forbids".into()));
-            }
-            _ => {}
+    if let Some(verdict) = combined(k, arg, p, a, path) {
+        return verdict;
+    }
+    let Some(a) = a else {
+        return Some(mismatch(path, "missing from the reply".into(), p, None));
+    };
+    matched(k, arg, p, a, path)
+}
+
+/// The matchers that combine patterns (`$absent`, `$one_of`, `$all`,
+/// `$not`), where a pattern may accept absence; None for any other.
+fn combined(
+    k: &str,
+    arg: &Value,
+    p: &Value,
+    a: Option<&Value>,
+    path: &mut Vec<PathElem>,
+) -> Option<Option<Diff>> {
+    let diff = |path: &[PathElem], what: String| mismatch(path, what, p, a);
+    let patterns = || arg.as_array().map(Vec::as_slice).unwrap_or(&[]);
+    Some(match k {
+        "$absent" => a.map(|_| diff(path, "this must be absent, and the reply has it".into())),
+        "$one_of" => {
+            let all_fail = patterns().iter().all(|q| walk(q, a, path).is_some());
+            all_fail.then(|| diff(path, "no alternative of $one_of matches".into()))
         }
-        let Some(a) = a else {
-            return Some(diff(path, "missing from the reply".into()));
-        };
-        let strings = || -> Vec<&str> {
-            arg.as_array()
-                .map(|l| l.iter().filter_map(Value::as_str).collect())
-                .unwrap_or_default()
-        };
-        return match k {
-            "$any" => None,
-            "$type" => {
-                let want = arg.as_str().unwrap_or("");
-                let ok = match want {
-                    "integer" => a.as_i64().is_some() || a.as_u64().is_some(),
-                    t => type_name(a) == t,
-                };
-                (!ok).then(|| diff(path, format!("expected a value of type {want}")))
-            }
-            "$contains" => match a.as_str() {
-                None => Some(diff(path, "expected a string".into())),
-                Some(s) => {
-                    let s = lower(s);
-                    let missing: Vec<&str> = strings()
-                        .into_iter()
-                        .filter(|w| !s.contains(&lower(w)))
-                        .collect();
-                    (!missing.is_empty())
-                        .then(|| diff(path, format!("the string does not contain {missing:?}")))
-                }
-            },
-            "$mentions" => {
-                let s = lower(&text_of(a));
+        "$all" => patterns().iter().find_map(|q| walk(q, a, path)),
+        "$not" => walk(arg, a, path)
+            .is_none()
+            .then(|| diff(path, "this matches what $not forbids".into())),
+        _ => return None,
+    })
+}
+
+/// A matcher of one value that is there.
+fn matched(k: &str, arg: &Value, p: &Value, a: &Value, path: &mut Vec<PathElem>) -> Option<Diff> {
+    let diff = |path: &[PathElem], what: String| mismatch(path, what, p, Some(a));
+    let patterns = || arg.as_array().map(Vec::as_slice).unwrap_or(&[]);
+    let strings = || -> Vec<&str> {
+        arg.as_array()
+            .map(|l| l.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default()
+    };
+    match k {
+        "$any" => None,
+        "$type" => {
+            let want = arg.as_str().unwrap_or("");
+            let ok = match want {
+                "integer" => a.as_i64().is_some() || a.as_u64().is_some(),
+                t => type_name(a) == t,
+            };
+            (!ok).then(|| diff(path, format!("expected a value of type {want}")))
+        }
+        "$contains" => match a.as_str() {
+            None => Some(diff(path, "expected a string".into())),
+            Some(s) => {
+                let s = lower(s);
                 let missing: Vec<&str> = strings()
                     .into_iter()
                     .filter(|w| !s.contains(&lower(w)))
                     .collect();
                 (!missing.is_empty())
-                    .then(|| diff(path, format!("nothing here mentions {missing:?}")))
+                    .then(|| diff(path, format!("the string does not contain {missing:?}")))
             }
-            "$lacks" => {
-                let s = lower(&text_of(a));
-                let found: Vec<&str> = strings()
-                    .into_iter()
-                    .filter(|w| s.contains(&lower(w)))
-                    .collect();
-                (!found.is_empty()).then(|| diff(path, format!("this must not hold {found:?}")))
-            }
-            // A message that must not be there, told by the facts it would
-            // state together, wherever a message can be: in one string.
-            // Keys and numbers are not messages (a `durationMs` of 403, an
-            // extra field `"x-impl": "shape-proxy"` say nothing).
-            "$no_string" => {
-                let words: Vec<String> = strings().into_iter().map(lower).collect();
-                let mut found = None;
-                each_string(a, &mut |s| {
-                    let l = lower(s);
-                    if found.is_none() && words.iter().all(|w| l.contains(w.as_str())) {
-                        found = Some(s.to_owned());
-                    }
-                });
-                found.map(|s| {
-                    diff(
-                        path,
-                        format!("a string here holds every one of {:?}: {s:?}", strings()),
-                    )
-                })
-            }
-            "$range" => {
-                let (lo, hi) = match arg.as_array().map(Vec::as_slice) {
-                    Some([lo, hi]) => (lo.as_f64(), hi.as_f64()),
-                    _ => (None, None),
-                };
-                match (a.as_f64(), lo, hi) {
-                    (Some(x), Some(lo), Some(hi)) if lo <= x && x <= hi => None,
-                    _ => Some(diff(path, format!("expected a number in {arg}"))),
+        },
+        "$mentions" => {
+            let s = lower(&text_of(a));
+            let missing: Vec<&str> = strings()
+                .into_iter()
+                .filter(|w| !s.contains(&lower(w)))
+                .collect();
+            (!missing.is_empty()).then(|| diff(path, format!("nothing here mentions {missing:?}")))
+        }
+        "$lacks" => {
+            let s = lower(&text_of(a));
+            let found: Vec<&str> = strings()
+                .into_iter()
+                .filter(|w| s.contains(&lower(w)))
+                .collect();
+            (!found.is_empty()).then(|| diff(path, format!("this must not hold {found:?}")))
+        }
+        // A message that must not be there, told by the facts it would
+        // state together, wherever a message can be: in one string.
+        // Keys and numbers are not messages (a `durationMs` of 403, an
+        // extra field `"x-impl": "shape-proxy"` say nothing).
+        "$no_string" => {
+            let words: Vec<String> = strings().into_iter().map(lower).collect();
+            let mut found = None;
+            each_string(a, &mut |s| {
+                let l = lower(s);
+                if found.is_none() && words.iter().all(|w| l.contains(w.as_str())) {
+                    found = Some(s.to_owned());
                 }
-            }
-            "$len" => {
-                let n = arg.as_u64().unwrap_or(0) as usize;
-                let got = match a {
-                    Value::String(s) => Some(s.len()),
-                    Value::Array(l) => Some(l.len()),
-                    _ => None,
-                };
-                (got != Some(n)).then(|| diff(path, format!("expected length {n}, got {got:?}")))
-            }
-            "$each" => match a.as_array() {
-                None => Some(diff(path, "expected an array".into())),
-                Some(items) => items.iter().enumerate().find_map(|(i, x)| {
-                    path.push(PathElem::Index(i));
-                    let r = walk(arg, Some(x), path);
-                    path.pop();
-                    r
-                }),
-            },
-            "$includes" | "$unordered" => match a.as_array() {
-                None => Some(diff(path, "expected an array".into())),
-                Some(items) => {
-                    let ps = patterns();
-                    if k == "$unordered" && ps.len() != items.len() {
-                        return Some(diff(
-                            path,
-                            format!(
-                                "array length differs: expected {}, got {}",
-                                ps.len(),
-                                items.len()
-                            ),
-                        ));
-                    }
-                    match assign(ps, items) {
-                        Ok(()) => None,
-                        Err(i) => Some(diff(
-                            path,
-                            format!("no item of the array matches pattern {i} ({})", ps[i]),
-                        )),
-                    }
-                }
-            },
-            "$refused" => match refusal_words(a) {
-                None => Some(diff(
+            });
+            found.map(|s| {
+                diff(
                     path,
-                    "expected a refusal (a JSON-RPC error, or a tool result with isError: true)"
-                        .into(),
-                )),
-                Some(words) => {
-                    let w = lower(&words);
-                    let missing: Vec<&str> = strings()
-                        .into_iter()
-                        .filter(|s| !w.contains(&lower(s)))
-                        .collect();
-                    (!missing.is_empty())
-                        .then(|| diff(path, format!("the refusal does not name {missing:?}")))
+                    format!("a string here holds every one of {:?}: {s:?}", strings()),
+                )
+            })
+        }
+        "$range" => {
+            let (lo, hi) = match arg.as_array().map(Vec::as_slice) {
+                Some([lo, hi]) => (lo.as_f64(), hi.as_f64()),
+                _ => (None, None),
+            };
+            match (a.as_f64(), lo, hi) {
+                (Some(x), Some(lo), Some(hi)) if lo <= x && x <= hi => None,
+                _ => Some(diff(path, format!("expected a number in {arg}"))),
+            }
+        }
+        "$len" => {
+            let n = arg.as_u64().unwrap_or(0) as usize;
+            let got = match a {
+                Value::String(s) => Some(s.len()),
+                Value::Array(l) => Some(l.len()),
+                _ => None,
+            };
+            (got != Some(n)).then(|| diff(path, format!("expected length {n}, got {got:?}")))
+        }
+        "$each" => match a.as_array() {
+            None => Some(diff(path, "expected an array".into())),
+            Some(items) => items.iter().enumerate().find_map(|(i, x)| {
+                path.push(PathElem::Index(i));
+                let r = walk(arg, Some(x), path);
+                path.pop();
+                r
+            }),
+        },
+        "$includes" | "$unordered" => match a.as_array() {
+            None => Some(diff(path, "expected an array".into())),
+            Some(items) => {
+                let ps = patterns();
+                if k == "$unordered" && ps.len() != items.len() {
+                    return Some(diff(
+                        path,
+                        format!(
+                            "array length differs: expected {}, got {}",
+                            ps.len(),
+                            items.len()
+                        ),
+                    ));
                 }
-            },
-            _ => Some(diff(path, format!("`{k}` is not a matcher"))),
-        };
+                match assign(ps, items) {
+                    Ok(()) => None,
+                    Err(i) => Some(diff(
+                        path,
+                        format!("no item of the array matches pattern {i} ({})", ps[i]),
+                    )),
+                }
+            }
+        },
+        "$refused" => match refusal_words(a) {
+            None => Some(diff(
+                path,
+                "expected a refusal (a JSON-RPC error, or a tool result with isError: true)".into(),
+            )),
+            Some(words) => {
+                let w = lower(&words);
+                let missing: Vec<&str> = strings()
+                    .into_iter()
+                    .filter(|s| !w.contains(&lower(s)))
+                    .collect();
+                (!missing.is_empty())
+                    .then(|| diff(path, format!("the refusal does not name {missing:?}")))
+            }
+        },
+        _ => Some(diff(path, format!("`{k}` is not a matcher"))),
     }
+}
+
+/// A plain value: objects member by member (the pattern's members only),
+/// arrays item by item, numbers by value.
+fn structural(p: &Value, a: Option<&Value>, path: &mut Vec<PathElem>) -> Option<Diff> {
+    let diff = |path: &[PathElem], what: String| mismatch(path, what, p, a);
     let Some(a) = a else {
         return Some(diff(path, "missing from the reply".into()));
     };

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, mpsc};
 use std::thread;
@@ -11,14 +11,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
 
-use crate::case::{
-    Capability, Case, Checks, CoreStep, Golden, GoldenStep, Mode, Profile, Progress, Step, StepKind,
-};
+use crate::case::{Capability, Case, Checks, CoreStep, Golden, GoldenStep, Mode, Profile, Step};
 use crate::compare::compare;
-use crate::expect::{check, core_view};
+use crate::expect::check;
 use crate::json::Diff;
-use crate::normalize::normalize;
-use crate::redact::apply_redactions;
 use crate::report::{Failure, ModeReport, ServerIdentity};
 use crate::session::{Server, WaitError};
 use crate::workdir::WorkDir;
@@ -32,16 +28,7 @@ pub const CORE_PROTOCOL: &str = "2025-06-18";
 /// Protocol version of `stateless` mode.
 pub const STATELESS_PROTOCOL: &str = "2026-07-28";
 /// How long the handshake may take.
-const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(20);
-
-/// The `setpriv` arguments that drop the two capabilities that let root
-/// ignore file permissions (verified: as root, `cat` of a mode-000 file
-/// fails under them).
-pub const SETPRIV_ARGS: [&str; 3] = [
-    "--inh-caps=-dac_override,-dac_read_search",
-    "--bounding-set=-dac_override,-dac_read_search",
-    "--",
-];
+pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(20);
 
 pub struct RunConfig {
     /// The server command, program made absolute when it was a relative path.
@@ -71,70 +58,10 @@ pub struct UnitRun {
     pub duration: Duration,
 }
 
-fn meta() -> Value {
+pub fn meta() -> Value {
     json!({
         "io.modelcontextprotocol/protocolVersion": STATELESS_PROTOCOL,
         "io.modelcontextprotocol/clientCapabilities": {}
-    })
-}
-
-/// How long a step that asked for progress listens after its reply.
-const PROGRESS_QUIET: Duration = Duration::from_millis(1500);
-
-/// Params with `_meta.progressToken` set (a step with `"progress": true`).
-fn with_progress_token(params: Option<&Value>, token: &str) -> Value {
-    let mut p = match params {
-        Some(Value::Object(m)) => m.clone(),
-        _ => Map::new(),
-    };
-    let meta = p
-        .entry("_meta")
-        .or_insert_with(|| Value::Object(Map::new()));
-    if let Value::Object(m) = meta {
-        m.insert("progressToken".into(), Value::String(token.into()));
-    }
-    Value::Object(p)
-}
-
-/// What the progress notifications for `token` (None: any token) said: how many came
-/// before the reply and after it, the longest wait between two (counted
-/// from the request), whether `progress` only grew, the `total`s given,
-/// and the first message.
-fn progress_summary(
-    seen: &[(Instant, Value)],
-    token: Option<&str>,
-    sent_at: Instant,
-    replied_at: Instant,
-) -> Value {
-    let ours: Vec<&(Instant, Value)> = seen
-        .iter()
-        .filter(|(_, v)| token.is_none() || v["params"]["progressToken"].as_str() == token)
-        .collect();
-    let before: Vec<&&(Instant, Value)> = ours.iter().filter(|(t, _)| *t <= replied_at).collect();
-    let mut last = sent_at;
-    let mut max_gap = 0u128;
-    let mut increasing = true;
-    let mut prev = f64::NEG_INFINITY;
-    let mut totals: Vec<Value> = Vec::new();
-    for (t, v) in &before {
-        max_gap = max_gap.max(t.duration_since(last).as_millis());
-        last = *t;
-        let p = v["params"]["progress"].as_f64().unwrap_or(f64::NAN);
-        increasing &= p > prev;
-        prev = p;
-        let total = v["params"]["total"].clone();
-        if !totals.contains(&total) {
-            totals.push(total);
-        }
-    }
-    max_gap = max_gap.max(replied_at.duration_since(last).as_millis());
-    json!({
-        "before_reply": before.len(),
-        "after_reply": ours.len() - before.len(),
-        "max_gap_ms": max_gap as u64,
-        "increasing": increasing,
-        "totals": totals,
-        "first_message": before.first().map(|(_, v)| v["params"]["message"].clone()),
     })
 }
 
@@ -157,7 +84,7 @@ pub fn with_stateless_meta(params: Option<&Value>) -> Value {
     Value::Object(p)
 }
 
-fn init_params(profile: Profile) -> Value {
+pub fn init_params(profile: Profile) -> Value {
     let version = match profile {
         Profile::Core => CORE_PROTOCOL,
         Profile::Full => INIT_PROTOCOL,
@@ -169,15 +96,7 @@ fn init_params(profile: Profile) -> Value {
     })
 }
 
-/// Finds an executable in PATH.
-fn which(prog: &str, path: &OsString) -> Option<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
-    std::env::split_paths(path).map(|d| d.join(prog)).find(|p| {
-        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-    })
-}
-
-fn server_env(
+pub fn server_env(
     case_env: &[(String, String)],
     case_dir: Option<&Path>,
     work: &WorkDir,
@@ -203,7 +122,7 @@ fn server_env(
     Ok(env.into_iter().collect())
 }
 
-fn fail(
+pub fn fail(
     step: Option<usize>,
     case: Option<&Case>,
     message: String,
@@ -219,7 +138,7 @@ fn fail(
     }
 }
 
-fn wait_msg(e: WaitError, what: &str, timeout_ms: u128, deadline: Duration) -> String {
+pub fn wait_msg(e: WaitError, what: &str, timeout_ms: u128, deadline: Duration) -> String {
     match e {
         WaitError::Timeout => format!("no reply to {what} within {timeout_ms} ms"),
         WaitError::Deadline => format!(
@@ -228,346 +147,6 @@ fn wait_msg(e: WaitError, what: &str, timeout_ms: u128, deadline: Duration) -> S
         ),
         WaitError::Broken(m) => format!("{m} (while waiting for the reply to {what})"),
     }
-}
-
-/// Runs `case` in `mode` against a fresh server and work dir.
-pub fn run_unit(case: &Case, mode: Mode, cfg: &RunConfig) -> UnitRun {
-    let start = Instant::now();
-    let deadline = start + cfg.unit_deadline;
-    let mut run = UnitRun {
-        mode,
-        replies: vec![None; case.steps.len()],
-        sent: vec![None; case.steps.len()],
-        error: None,
-        exit: String::new(),
-        stderr_tail: Vec::new(),
-        notifications: 0,
-        duration: Duration::ZERO,
-    };
-    let mut work = match WorkDir::create() {
-        Ok(w) => w,
-        Err(e) => {
-            run.error = Some(fail(None, None, e, None));
-            return run;
-        }
-    };
-    type Prepared = (Vec<String>, Vec<(String, OsString)>);
-    let prepared = (|| -> Result<Prepared, String> {
-        work.copy_tree(&case.tree_dir())
-            .map_err(|e| format!("copying tree/: {e}"))?;
-        for (i, a) in case.setup.iter().enumerate() {
-            work.apply(a)
-                .map_err(|e| format!("setup[{i}] ({}) failed: {e}", a.describe()))?;
-        }
-        let env = server_env(&case.env, Some(&case.dir), &work, cfg)?;
-        let mut argv = cfg.argv.clone();
-        if case.unprivileged && cfg.is_root {
-            let sp = which("setpriv", &cfg.path_env).ok_or_else(|| {
-                "this case is unprivileged and the runner is root, but `setpriv` (util-linux) is not in PATH to drop CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH".to_string()
-            })?;
-            let mut pre = vec![sp.to_string_lossy().into_owned()];
-            pre.extend(SETPRIV_ARGS.iter().map(|s| s.to_string()));
-            pre.extend(argv);
-            argv = pre;
-        }
-        Ok((argv, env))
-    })();
-    let (argv, env) = match prepared {
-        Ok(p) => p,
-        Err(e) => {
-            run.error = Some(quiet(e));
-            if let Err(c) = work.cleanup() {
-                eprintln!("warning: {c}");
-            }
-            run.duration = start.elapsed();
-            return run;
-        }
-    };
-    match Server::spawn(&argv, &env, &work.path) {
-        Err(e) => run.error = Some(quiet(e)),
-        Ok(mut server) => {
-            if let Err(f) = drive(&mut server, case, mode, &mut work, deadline, cfg, &mut run) {
-                run.error = Some(f);
-            }
-            run.notifications = server.notifications.len();
-            let fin = server.finish();
-            run.exit = fin.exit;
-            run.stderr_tail = fin.stderr_tail;
-        }
-    }
-    if let Err(c) = work.cleanup() {
-        eprintln!("warning: {c}");
-    }
-    run.duration = start.elapsed();
-    run
-}
-
-// The Err is built once per unit; its size does not matter.
-#[allow(clippy::result_large_err)]
-fn drive(
-    server: &mut Server,
-    case: &Case,
-    mode: Mode,
-    work: &mut WorkDir,
-    deadline: Instant,
-    cfg: &RunConfig,
-    run: &mut UnitRun,
-) -> Result<(), Failure> {
-    let d = cfg.unit_deadline;
-    let hs = |m: String| fail(None, None, m, None);
-    // The handshake's one request: its reply must be a result object.
-    let mut opening = |method: &str, params: Value| -> Result<(), Failure> {
-        let (id, sent) = server.send_request(method, Some(&params)).map_err(hs)?;
-        let reply = server
-            .wait_reply(id, Instant::now() + HANDSHAKE_TIMEOUT, deadline)
-            .map_err(|e| {
-                fail(
-                    None,
-                    None,
-                    wait_msg(e, method, HANDSHAKE_TIMEOUT.as_millis(), d),
-                    Some(sent.clone()),
-                )
-            })?;
-        if !reply.get("result").is_some_and(Value::is_object) {
-            return Err(fail(
-                None,
-                None,
-                format!("the server did not accept {method}: {reply}"),
-                Some(sent),
-            ));
-        }
-        Ok(())
-    };
-    match mode {
-        Mode::Initialize | Mode::Core => {
-            opening("initialize", init_params(cfg.profile))?;
-            server
-                .send_notification("notifications/initialized", None)
-                .map_err(hs)?;
-        }
-        Mode::Stateless => opening("server/discover", json!({"_meta": meta()}))?,
-        Mode::Raw => {}
-    }
-    let spellings = work.spellings();
-    let core = cfg.profile == Profile::Core;
-    // The reply as this profile reads it: the core view, or the golden's
-    // normalization with the step's redactions.
-    let read = |reply: Value, method: Option<&str>, step: &Step| {
-        if core {
-            core_view(reply, method, &spellings)
-        } else {
-            let mut n = normalize(reply, &spellings);
-            // A progress step is redacted once its summary is in.
-            if step.progress.is_none() {
-                apply_redactions(&mut n, &step.redact);
-            }
-            n
-        }
-    };
-    // A request's params as this mode sends them.
-    let in_mode = |params: &Option<Value>| {
-        if mode == Mode::Stateless {
-            Some(with_stateless_meta(params.as_ref()))
-        } else {
-            params.clone()
-        }
-    };
-    // The `result.nextCursor` of the last reply that had one, for a later
-    // step's `${nextCursor}` (FORMAT.md, *Steps*).
-    let mut last_cursor: Option<String> = None;
-    for (i, step) in case.steps.iter().enumerate() {
-        if core && step.core == CoreStep::Skip {
-            continue;
-        }
-        let now = Instant::now();
-        if now >= deadline {
-            return Err(fail(
-                Some(i),
-                Some(case),
-                format!("the case ran past its total deadline of {} s", d.as_secs()),
-                None,
-            ));
-        }
-        let timeout = now + Duration::from_millis(step.timeout_ms);
-        let at = |m: String, sent: Option<String>| fail(Some(i), Some(case), m, sent);
-        match &step.kind {
-            StepKind::Request { method, params } => {
-                let params =
-                    with_cursor(params.clone(), last_cursor.as_deref()).map_err(|m| at(m, None))?;
-                let mut params = in_mode(&params);
-                let token = format!("conformance-progress-{i}");
-                if step.progress == Some(Progress::Ask) {
-                    params = Some(with_progress_token(params.as_ref(), &token));
-                }
-                let seen = server.progress.len();
-                let sent_at = Instant::now();
-                let (id, sent) = server
-                    .send_request(method, params.as_ref())
-                    .map_err(|m| at(m, None))?;
-                run.sent[i] = Some(sent.clone());
-                let reply = server.wait_reply(id, timeout, deadline).map_err(|e| {
-                    at(
-                        wait_msg(
-                            e,
-                            &format!("`{method}` (id {id})"),
-                            step.timeout_ms.into(),
-                            d,
-                        ),
-                        Some(sent.clone()),
-                    )
-                })?;
-                let replied_at = Instant::now();
-                if let Some(c) = reply["result"]["nextCursor"].as_str() {
-                    last_cursor = Some(c.to_owned());
-                }
-                let mut n = read(reply, Some(method), step);
-                if let Some(how) = step.progress {
-                    // Anything the token still gets after the reply is a
-                    // fault (RUN-020): listen a while longer.
-                    let quiet = (replied_at + PROGRESS_QUIET).min(deadline);
-                    server
-                        .idle_until(quiet, deadline)
-                        .map_err(|e| at(format!("after the reply: {e:?}"), Some(sent.clone())))?;
-                    let token = (how == Progress::Ask).then_some(token.as_str());
-                    let summary =
-                        progress_summary(&server.progress[seen..], token, sent_at, replied_at);
-                    if let Value::Object(m) = &mut n {
-                        m.insert("progress".into(), summary);
-                    }
-                    if !core {
-                        apply_redactions(&mut n, &step.redact);
-                    }
-                }
-                run.replies[i] = Some(n);
-            }
-            StepKind::Cancel {
-                method,
-                params,
-                after_ms,
-                quiet_ms,
-            } => {
-                let params = in_mode(params);
-                let (id, sent) = server
-                    .send_request(method, params.as_ref())
-                    .map_err(|m| at(m, None))?;
-                run.sent[i] = Some(sent.clone());
-                let idle = |server: &mut Server, ms: u64| {
-                    server
-                        .idle_until(Instant::now() + Duration::from_millis(ms), deadline)
-                        .map_err(|e| at(format!("while waiting: {e:?}"), Some(sent.clone())))
-                };
-                idle(server, *after_ms)?;
-                let cancel =
-                    json!({"requestId": id, "reason": "the conformance runner cancels it"});
-                server
-                    .send_notification("notifications/cancelled", Some(&cancel))
-                    .map_err(|m| at(m, Some(sent.clone())))?;
-                idle(server, *quiet_ms)?;
-                let mut n = match server.take_reply(id) {
-                    None => json!({"replied": false}),
-                    Some(r) => json!({"replied": normalize(r, &spellings)}),
-                };
-                apply_redactions(&mut n, &step.redact);
-                run.replies[i] = Some(n);
-            }
-            StepKind::Notify { method, params } => {
-                let sent = server
-                    .send_notification(method, params.as_ref())
-                    .map_err(|m| at(m, None))?;
-                run.sent[i] = Some(sent);
-            }
-            StepKind::Raw {
-                text,
-                reply,
-                keep_id,
-            } => {
-                run.sent[i] = Some(text.clone());
-                server
-                    .send_line(text)
-                    .map_err(|m| at(m, Some(text.clone())))?;
-                if *reply {
-                    let r = server.wait_stray(timeout, deadline).map_err(|e| {
-                        at(
-                            wait_msg(e, "the raw line", step.timeout_ms.into(), d),
-                            Some(text.clone()),
-                        )
-                    })?;
-                    let id = r.get("id").cloned();
-                    let mut n = read(r, None, step);
-                    if *keep_id && let (Some(id), Value::Object(m)) = (id, &mut n) {
-                        m.insert("id".into(), id);
-                    }
-                    run.replies[i] = Some(n);
-                }
-            }
-            StepKind::Concurrent { requests } => {
-                let mut ids = Vec::new();
-                let mut sent_all = Vec::new();
-                for (method, params) in requests {
-                    let params = in_mode(params);
-                    let (id, sent) = server
-                        .send_request(method, params.as_ref())
-                        .map_err(|m| at(m, None))?;
-                    ids.push((id, method.clone()));
-                    sent_all.push(sent);
-                }
-                let sent = sent_all.join("\n");
-                run.sent[i] = Some(sent.clone());
-                let mut replies = Vec::new();
-                for (id, method) in ids {
-                    let reply = server.wait_reply(id, timeout, deadline).map_err(|e| {
-                        at(
-                            wait_msg(
-                                e,
-                                &format!("`{method}` (id {id})"),
-                                step.timeout_ms.into(),
-                                d,
-                            ),
-                            Some(sent.clone()),
-                        )
-                    })?;
-                    replies.push(if core {
-                        core_view(reply, Some(&method), &spellings)
-                    } else {
-                        normalize(reply, &spellings)
-                    });
-                }
-                let mut n = serde_json::json!({ "replies": replies });
-                if !core {
-                    apply_redactions(&mut n, &step.redact);
-                }
-                run.replies[i] = Some(n);
-            }
-            StepKind::Act { actions } => {
-                for (j, a) in actions.iter().enumerate() {
-                    work.apply(a).map_err(|e| {
-                        at(format!("act[{j}] ({}) failed: {e}", a.describe()), None)
-                    })?;
-                }
-            }
-            StepKind::Sleep { ms } => {
-                let until = now + Duration::from_millis(*ms);
-                server.idle_until(until, deadline).map_err(|e| match e {
-                    WaitError::Broken(m) => at(m, None),
-                    _ => at(
-                        format!("the case ran past its total deadline of {} s", d.as_secs()),
-                        None,
-                    ),
-                })?;
-            }
-        }
-    }
-    // Anything already received must be well-formed too.
-    server.drain().map_err(|e| match e {
-        WaitError::Broken(m) => fail(None, None, format!("after the last step: {m}"), None),
-        _ => fail(
-            None,
-            None,
-            "after the last step: the server stopped".to_string(),
-            None,
-        ),
-    })?;
-    Ok(())
 }
 
 /// One request to a fresh server over an empty root, before any case: the
@@ -702,7 +281,7 @@ pub fn mode_gate(mode: Mode, id: &ServerIdentity) -> Option<String> {
 }
 
 /// A failure that is not the server's doing: no stderr in the report.
-fn quiet(message: String) -> Failure {
+pub fn quiet(message: String) -> Failure {
     Failure {
         message,
         ..Failure::default()
@@ -905,59 +484,9 @@ where
     rx
 }
 
-/// What a step writes to send the cursor the server last handed out,
-/// whatever its form: a case pages without knowing how a server spells
-/// its cursors.
-pub const NEXT_CURSOR: &str = "${nextCursor}";
-
-/// `params` with every string that is exactly [`NEXT_CURSOR`] replaced by
-/// `last`, the `result.nextCursor` of the last reply that had one; an
-/// error when a step asks for it and no reply has had one.
-fn with_cursor(params: Option<Value>, last: Option<&str>) -> Result<Option<Value>, String> {
-    fn walk(v: &mut Value, last: Option<&str>) -> Result<(), String> {
-        match v {
-            Value::String(s) if s == NEXT_CURSOR => match last {
-                Some(c) => {
-                    *s = c.to_owned();
-                    Ok(())
-                }
-                None => Err(format!(
-                    "the step sends {NEXT_CURSOR}, but no earlier reply had a result.nextCursor"
-                )),
-            },
-            Value::Array(a) => a.iter_mut().try_for_each(|v| walk(v, last)),
-            Value::Object(m) => m.values_mut().try_for_each(|v| walk(v, last)),
-            _ => Ok(()),
-        }
-    }
-    let mut params = params;
-    if let Some(p) = params.as_mut() {
-        walk(p, last)?;
-    }
-    Ok(params)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn next_cursor_is_the_last_one_handed_out_and_nothing_else_changes() {
-        let p =
-            json!({"cursor": NEXT_CURSOR, "deep": [{"c": NEXT_CURSOR}], "other": "x${nextCursor}"});
-        let got = with_cursor(Some(p), Some("abc.500")).unwrap().unwrap();
-        assert_eq!(
-            got,
-            json!({"cursor": "abc.500", "deep": [{"c": "abc.500"}], "other": "x${nextCursor}"})
-        );
-        assert_eq!(with_cursor(None, None).unwrap(), None);
-        assert_eq!(
-            with_cursor(Some(json!({"cursor": "500"})), None).unwrap(),
-            Some(json!({"cursor": "500"}))
-        );
-        let e = with_cursor(Some(json!({"cursor": NEXT_CURSOR})), None).unwrap_err();
-        assert!(e.contains("no earlier reply"), "{e}");
-    }
 
     #[test]
     fn stateless_meta_is_merged_and_step_keys_win() {
