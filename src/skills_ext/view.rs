@@ -112,23 +112,8 @@ impl SkillsView {
             .get(pos)
             .ok_or_else(|| Unservable::Files("no such skill in this snapshot".into()))?;
         let began = SystemTime::now();
-        // Each stat walks only the path inside the skill: the directory's
-        // own path is walked once, by this open (a descriptor for lookups,
-        // not for reading). Gone or unreadable, SKILL.md goes with it: an
-        // edit SEP-2640 cannot carry.
-        let dir = std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(OFlag::O_PATH.bits() | OFlag::O_DIRECTORY.bits())
-            .open(&skill.dir)
-            .map_err(|e| Unservable::Changed(format!("SKILL.md could not be read: {e}")))?;
-        // Following symlinks, as the fence's realpath check does.
-        let stat = |path: &str| {
-            nix::sys::stat::fstatat(&dir, path, AtFlags::empty())
-                .map(|s| Stamp::from(&s))
-                .map_err(std::io::Error::from)
-        };
-        let md_at = skill.files.position(catalog::SKILL_MD);
-        let md = stat(catalog::SKILL_MD)
+        let dir = open_dir(skill)?;
+        let md = stat_at(&dir, catalog::SKILL_MD)
             .map_err(|e| Unservable::Changed(format!("SKILL.md could not be read: {e}")))?;
         let front = self.front(table, skill, &md, began, reach)?;
         let room = room.saturating_sub(front.len());
@@ -140,77 +125,16 @@ impl SkillsView {
         }
         // One stat a file: what each is now, and whether the skill still
         // fits the byte cap (a file may have grown since the scan).
-        // SKILL.md's was made above.
-        let mut now = Vec::with_capacity(skill.files.len());
-        let mut total = 0u64;
-        for (fi, f) in skill.files.iter().enumerate() {
-            let stamp = if Some(fi) == md_at {
-                md
-            } else {
-                stat(f.path).map_err(|e| {
-                    Unservable::Files(format!("{:?} cannot be read now: {e}", f.path))
-                })?
-            };
-            total = total.saturating_add(stamp.size);
-            now.push(stamp);
-        }
+        let now = stamps(&dir, skill, md)?;
+        let total = now.iter().fold(0u64, |t, s| t.saturating_add(s.size));
         if total > SKX_MAX_SKILL_BYTES {
             return Ok(Carried {
                 front,
                 manifest: Manifest::Dynamic(too_large(&skill.name, total)),
             });
         }
-        let kept = |fi: usize| -> Option<Slot> {
-            let t = table.lock().ok()?;
-            t.digests.as_ref()?.get(fi).copied()
-        };
-        let mut out = Vec::with_capacity(now.len());
-        let mut hashed = 0u64;
-        // One read buffer for the whole manifest, made on the first miss.
-        let mut buf = Vec::new();
-        for (fi, (f, stamp)) in skill.files.iter().zip(&now).enumerate() {
-            let key = validity(stamp);
-            if let Some(slot) = kept(fi)
-                && slot.key == key | SETTLED
-            {
-                out.push((stamp.size, shown(&slot.sum)));
-                continue;
-            }
-            let Reach::Read(stop) = reach else {
-                return Err(Unservable::NotKept);
-            };
-            let began = SystemTime::now();
-            let left = SKX_MAX_SKILL_BYTES.saturating_sub(hashed);
-            let Hashed {
-                key: opened_key,
-                size,
-                sum,
-                settled,
-            } = hash(skill, f.path, left, began, &mut buf, stop).map_err(Unservable::Files)?;
-            hashed = hashed.saturating_add(size);
-            if hashed > SKX_MAX_SKILL_BYTES {
-                return Ok(Carried {
-                    front,
-                    manifest: Manifest::Dynamic(too_large(&skill.name, hashed)),
-                });
-            }
-            if let Ok(mut t) = table.lock() {
-                let t = t
-                    .digests
-                    .get_or_insert_with(|| vec![Slot::default(); skill.files.len()].into());
-                if let Some(slot) = t.get_mut(fi) {
-                    *slot = Slot {
-                        key: opened_key | u64::from(settled),
-                        sum,
-                    };
-                }
-            }
-            out.push((size, shown(&sum)));
-        }
-        Ok(Carried {
-            front,
-            manifest: Manifest::Files(out),
-        })
+        let manifest = digests(table, skill, &now, reach)?;
+        Ok(Carried { front, manifest })
     }
 
     /// SKILL.md's frontmatter as compact JSON: the kept one when `stamp`
@@ -265,4 +189,98 @@ impl SkillsView {
         *slot = Slot::default();
         Some("This file changed after its digest was given by skills/list or skills/get; call skills/get again for a fresh one.".into())
     }
+}
+
+/// The skill's directory, opened for lookups, not for reading: each stat
+/// then walks only the path inside the skill, and the directory's own
+/// path is walked once, here. Gone or unreadable, SKILL.md goes with it:
+/// an edit SEP-2640 cannot carry.
+fn open_dir(skill: &Skill) -> Result<std::fs::File, Unservable> {
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(OFlag::O_PATH.bits() | OFlag::O_DIRECTORY.bits())
+        .open(&skill.dir)
+        .map_err(|e| Unservable::Changed(format!("SKILL.md could not be read: {e}")))
+}
+
+/// One file's stat under `dir`, following symlinks as the fence's
+/// realpath check does.
+fn stat_at(dir: &std::fs::File, path: &str) -> std::io::Result<Stamp> {
+    nix::sys::stat::fstatat(dir, path, AtFlags::empty())
+        .map(|s| Stamp::from(&s))
+        .map_err(std::io::Error::from)
+}
+
+/// Each manifest file's stat now, in manifest order; SKILL.md's, `md`,
+/// was made already.
+fn stamps(dir: &std::fs::File, skill: &Skill, md: Stamp) -> Result<Vec<Stamp>, Unservable> {
+    let md_at = skill.files.position(catalog::SKILL_MD);
+    let mut now = Vec::with_capacity(skill.files.len());
+    for (fi, f) in skill.files.iter().enumerate() {
+        let stamp = if Some(fi) == md_at {
+            md
+        } else {
+            stat_at(dir, f.path)
+                .map_err(|e| Unservable::Files(format!("{:?} cannot be read now: {e}", f.path)))?
+        };
+        now.push(stamp);
+    }
+    Ok(now)
+}
+
+/// Each file's size and digest (SKX-012, SKX-014): the kept one when its
+/// stat `now` shows the settled key it was hashed at, else read through
+/// the fence, hashed and kept — unless `reach` is [`Reach::Kept`]. Past
+/// the byte cap while hashing, the skill is `Dynamic`.
+fn digests(
+    table: &Table,
+    skill: &Skill,
+    now: &[Stamp],
+    reach: Reach,
+) -> Result<Manifest, Unservable> {
+    let kept = |fi: usize| -> Option<Slot> {
+        let t = table.lock().ok()?;
+        t.digests.as_ref()?.get(fi).copied()
+    };
+    let mut out = Vec::with_capacity(now.len());
+    let mut hashed = 0u64;
+    // One read buffer for the whole manifest, made on the first miss.
+    let mut buf = Vec::new();
+    for (fi, (f, stamp)) in skill.files.iter().zip(now).enumerate() {
+        let key = validity(stamp);
+        if let Some(slot) = kept(fi)
+            && slot.key == key | SETTLED
+        {
+            out.push((stamp.size, shown(&slot.sum)));
+            continue;
+        }
+        let Reach::Read(stop) = reach else {
+            return Err(Unservable::NotKept);
+        };
+        let began = SystemTime::now();
+        let left = SKX_MAX_SKILL_BYTES.saturating_sub(hashed);
+        let Hashed {
+            key: opened_key,
+            size,
+            sum,
+            settled,
+        } = hash(skill, f.path, left, began, &mut buf, stop).map_err(Unservable::Files)?;
+        hashed = hashed.saturating_add(size);
+        if hashed > SKX_MAX_SKILL_BYTES {
+            return Ok(Manifest::Dynamic(too_large(&skill.name, hashed)));
+        }
+        if let Ok(mut t) = table.lock() {
+            let t = t
+                .digests
+                .get_or_insert_with(|| vec![Slot::default(); skill.files.len()].into());
+            if let Some(slot) = t.get_mut(fi) {
+                *slot = Slot {
+                    key: opened_key | u64::from(settled),
+                    sum,
+                };
+            }
+        }
+        out.push((size, shown(&sum)));
+    }
+    Ok(Manifest::Files(out))
 }
