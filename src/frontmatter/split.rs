@@ -240,30 +240,6 @@ mod tests {
         assert_eq!((e.line, e.column), (Some(line), Some(1)));
     }
 
-    /// A frontmatter that is no mapping points at its first line, or, when
-    /// empty, at the closing line where the keys go.
-    #[test]
-    fn a_frontmatter_that_is_no_mapping_says_what_to_write_and_where() {
-        let e = parse("", 2).unwrap_err();
-        assert_eq!((e.line, e.column), (Some(2), Some(1)));
-        assert!(
-            e.message.starts_with(
-                "SKILL.md frontmatter is empty, so it is not a mapping: add the lines name: "
-            ),
-            "{}",
-            e.message
-        );
-        let e = parse("# c\n- a\n- b\n", 2).unwrap_err();
-        assert_eq!((e.line, e.column), (Some(3), Some(1)));
-        assert!(
-            e.message.starts_with(
-                "SKILL.md frontmatter is not a mapping: write it as \"key: value\" lines"
-            ),
-            "{}",
-            e.message
-        );
-    }
-
     #[test]
     fn a_block_over_64_kib_is_refused() {
         let text = format!(
