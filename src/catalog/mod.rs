@@ -8,23 +8,25 @@
 //! nothing is dropped in silence (spec DISC-*).
 //!
 //! One file a concern: which directories are skills and under which names,
-//! duplicates refused (`discover.rs`); one skill read from its directory
+//! duplicates refused (`discover.rs`); which names can be served, and a
+//! name to suggest (`names.rs`); one skill read from its directory
 //! (`skill.rs`); SKILL.md read, split and parsed in one place for every
 //! reader (`skill_md.rs`); the walk of a bundle (`walk.rs`); and the
 //! compact list of its files (`files.rs`).
 
 mod discover;
 mod files;
+mod names;
 mod skill;
 mod skill_md;
 #[cfg(test)]
 mod tests;
 mod walk;
 
-pub(crate) use discover::is_skill_name;
 pub(crate) use discover::scan;
 pub use discover::{Parallelism, scan_with};
 pub(crate) use files::FileEntry;
+pub(crate) use names::is_skill_name;
 pub(crate) use skill::Skill;
 #[cfg(test)]
 pub(crate) use skill_md::SkillMd;

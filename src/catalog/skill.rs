@@ -5,8 +5,8 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use super::discover::is_skill_name;
 use super::files::Files;
+use super::names::is_skill_name;
 use super::show;
 use super::skill_md::{LoadError, SKILL_MD, load_skill_md};
 use super::walk::walk;

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use rstest::rstest;
 
-use super::discover::is_skill_name;
+use super::names::is_skill_name;
 use super::*;
 use crate::config::{Config, RootsFrom};
 use crate::limits::MAX_DIRS_PER_SKILL;
