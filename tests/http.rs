@@ -2,6 +2,22 @@
 //! started on a free port, and spoken to with hand-written HTTP/1.1 over a
 //! plain `TcpStream` — a request a connection (`Connection: close`), its
 //! answer read to the end — so what is checked is the bytes on the wire.
+//!
+//! One module a room of src/http/ holds the tests of that room's rules:
+//! who may connect (`access`), the head (`headers`), bodies (`bodies`),
+//! the byte budgets (`budget`), connections (`connections`), streams at
+//! their cap (`streams`), sessions (`sessions`), the endpoint's methods
+//! (`methods`) and a connection's first bytes (`h2`).
+
+mod access;
+mod bodies;
+mod budget;
+mod connections;
+mod h2;
+mod headers;
+mod methods;
+mod sessions;
+mod streams;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;

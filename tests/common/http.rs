@@ -297,3 +297,142 @@ pub fn tool_names(list: &Value) -> Vec<&str> {
         .filter_map(|t| t["name"].as_str())
         .collect()
 }
+
+pub use super::sockets::*;
+
+/// What a 2026-07-28 request carries instead of a session.
+pub fn meta() -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {}
+    })
+}
+
+/// A stateless (2026-07-28) request under `id`, with its `_meta`.
+pub fn stateless(id: u64, method: &str, mut params: Value) -> String {
+    params["_meta"] = meta();
+    rpc(id, method, params)
+}
+
+/// The 2026-07-28 headers of a request for `method`.
+pub fn headers(method: &str) -> Vec<(&str, &str)> {
+    vec![
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", method),
+    ]
+}
+
+/// As [`headers`], with the `Mcp-Name` of the methods that carry one.
+pub fn headers_named<'a>(method: &'a str, name: &'a str) -> Vec<(&'a str, &'a str)> {
+    let mut h = headers(method);
+    h.push(("Mcp-Name", name));
+    h
+}
+
+/// A 2025-11-25 `initialize` under `id`, as a body.
+pub fn init_body(id: u64) -> String {
+    rpc(
+        id,
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "attack", "version": "0"}}),
+    )
+}
+
+/// A stateless `tools/list` under `id`, its connection closed after.
+pub fn tools_list(port: u16, id: u64) -> Answer {
+    post(
+        port,
+        &stateless(id, "tools/list", json!({})),
+        &headers("tools/list"),
+    )
+}
+
+/// A stateless `tools/list` under `id` as bytes for the wire, on a kept
+/// connection (no `Connection: close`) unless `close`.
+pub fn tools_list_bytes(port: u16, id: u64, close: bool) -> String {
+    let r = post_request(
+        port,
+        &stateless(id, "tools/list", json!({})),
+        &headers("tools/list"),
+    );
+    if close {
+        r
+    } else {
+        r.replace("Connection: close\r\n", "")
+    }
+}
+
+/// A plain stateless `tools/list` on a connection of its own, timed: its
+/// status (`None` when no answer came within 60 s) and its body.
+pub fn timed_tools_list(port: u16) -> (Option<u16>, String, Duration) {
+    let t = Instant::now();
+    let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(60)))
+        .expect("timeout");
+    let req = post_request(
+        port,
+        &stateless(9, "tools/list", json!({})),
+        &headers("tools/list"),
+    );
+    s.write_all(req.as_bytes()).expect("send");
+    let mut bytes = Vec::new();
+    match s.read_to_end(&mut bytes) {
+        Ok(_) if !bytes.is_empty() => {
+            let a = parse(&bytes);
+            (Some(a.status), a.body, t.elapsed())
+        }
+        _ => (None, String::new(), t.elapsed()),
+    }
+}
+
+/// The bytes of a `subscriptions/listen` under `id` on a kept connection.
+pub fn listen_request(port: u16, id: u64) -> String {
+    let body = stateless(
+        id,
+        "subscriptions/listen",
+        json!({"notifications": {"promptsListChanged": true}}),
+    );
+    post_request(port, &body, &headers("subscriptions/listen")).replace("Connection: close\r\n", "")
+}
+
+/// A `subscriptions/listen` opened on a connection of its own and held,
+/// once its head is read; its head when it was not served.
+pub fn open_listen(port: u16, id: u64) -> Result<TcpStream, String> {
+    let mut c = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    c.write_all(listen_request(port, id).as_bytes())
+        .expect("send the listen");
+    let head = head_of(&mut c);
+    if head.starts_with("HTTP/1.1 200") {
+        Ok(c)
+    } else {
+        Err(head)
+    }
+}
+
+/// A tree with the `demo` skill and a skill `big` bundling four text
+/// files of 1,048,476 bytes each (a skill author's large references):
+/// together just under the 4 MiB a `skill_file` batch returns.
+pub fn big_files() -> tempfile::TempDir {
+    let dir = skills();
+    let big = dir.path().join("big");
+    std::fs::create_dir_all(&big).expect("mkdir");
+    std::fs::write(
+        big.join("SKILL.md"),
+        "---\nname: big\ndescription: Large reference files.\n---\nRead f0.md to f3.md.\n",
+    )
+    .expect("SKILL.md");
+    let alphabet = b"abcdefghij \n";
+    let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+    for i in 0..4 {
+        let text: Vec<u8> = (0..1_048_476)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                alphabet[(x % alphabet.len() as u64) as usize]
+            })
+            .collect();
+        std::fs::write(big.join(format!("f{i}.md")), text).expect("a big file");
+    }
+    dir
+}

@@ -17,6 +17,7 @@ use skill_mcp_client::{Client, Event, Options, Process, Stderr, WaitError};
 pub mod http;
 pub mod model2vec;
 pub mod readme;
+pub mod sockets;
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_skill-mcp");
 
