@@ -436,3 +436,89 @@ pub fn big_files() -> tempfile::TempDir {
     }
     dir
 }
+
+/// A 2025-11-25 session over HTTP, what [`super::Session`] is over stdio:
+/// opened with `initialize` and `notifications/initialized`, each request
+/// sent under its id with the headers it was opened with, closed with a
+/// DELETE. Requests are numbered from 2 (the `initialize` is 1).
+pub struct HttpSession {
+    pub port: u16,
+    pub id: String,
+    extra: Vec<(String, String)>,
+    next: u64,
+}
+
+impl HttpSession {
+    /// A session on `port`, declaring no capabilities.
+    pub fn open(port: u16) -> HttpSession {
+        Self::open_declaring(port, &[], json!({}))
+    }
+
+    /// A session on `port` sending `extra` with every request (a token, an
+    /// origin), declaring `capabilities`.
+    pub fn open_declaring(port: u16, extra: &[(&str, &str)], capabilities: Value) -> HttpSession {
+        let id = initialize_declaring(port, extra, capabilities);
+        HttpSession {
+            port,
+            id,
+            extra: extra
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            next: 2,
+        }
+    }
+
+    /// The headers of a request in this session.
+    pub fn headers(&self) -> Vec<(&str, &str)> {
+        let mut h: Vec<(&str, &str)> = self
+            .extra
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        h.push(("Mcp-Session-Id", &self.id));
+        h
+    }
+
+    /// POSTs `body` in this session and reads the whole answer.
+    pub fn post(&self, body: &str) -> Answer {
+        post(self.port, body, &self.headers())
+    }
+
+    /// Sends `method` under the next id; the JSON-RPC answer.
+    pub fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next;
+        self.next += 1;
+        self.post(&rpc(id, method, params)).json()
+    }
+
+    /// Calls the tool `name` with `arguments`; the JSON-RPC answer.
+    pub fn call(&mut self, name: &str, arguments: Value) -> Value {
+        self.request("tools/call", json!({"name": name, "arguments": arguments}))
+    }
+
+    /// Ends the session with a DELETE; its answer.
+    pub fn close(self) -> Answer {
+        delete(self.port, &self.id)
+    }
+}
+
+/// A DELETE of `session`, on a connection of its own; its answer.
+pub fn delete(port: u16, session: &str) -> Answer {
+    raw(
+        port,
+        format!(
+            "DELETE /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nMcp-Session-Id: {session}\r\n\
+             Connection: close\r\n\r\n"
+        )
+        .as_bytes(),
+    )
+}
+
+/// The bytes of a GET of `session`'s stream, on a kept connection.
+pub fn get_request(port: u16, session: &str) -> String {
+    format!(
+        "GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAccept: text/event-stream\r\n\
+         Mcp-Session-Id: {session}\r\n\r\n"
+    )
+}

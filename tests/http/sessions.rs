@@ -140,14 +140,8 @@ fn a_stranger_cannot_hold_every_session_for_good() {
     for _ in 0..1024 {
         let session = initialize(port, &[]);
         let mut c = TcpStream::connect(("127.0.0.1", port)).expect("connect");
-        c.write_all(
-            format!(
-                "GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAccept: text/event-stream\r\n\
-                 Mcp-Session-Id: {session}\r\n\r\n"
-            )
-            .as_bytes(),
-        )
-        .expect("open a GET stream");
+        c.write_all(get_request(port, &session).as_bytes())
+            .expect("open a GET stream");
         read_until(&mut c, "retry:");
         streams.push(c);
     }
@@ -193,14 +187,7 @@ fn a_request_naming_a_session_that_is_gone_is_told_in_words() {
     let s = start("127.0.0.1:0", &[], &[]);
     let port = s.port;
     let session = initialize(port, &[]);
-    let gone = raw(
-        port,
-        format!(
-            "DELETE /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nMcp-Session-Id: {session}\r\n\
-             Connection: close\r\n\r\n"
-        )
-        .as_bytes(),
-    );
+    let gone = delete(port, &session);
     assert_eq!(gone.status, 204, "{gone:?}");
     let listed = post(
         port,
@@ -215,14 +202,7 @@ fn a_request_naming_a_session_that_is_gone_is_told_in_words() {
         )
         .as_bytes(),
     );
-    let again = raw(
-        port,
-        format!(
-            "DELETE /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nMcp-Session-Id: {session}\r\n\
-             Connection: close\r\n\r\n"
-        )
-        .as_bytes(),
-    );
+    let again = delete(port, &session);
     for (what, a) in [("tools/list", &listed), ("GET", &get), ("DELETE", &again)] {
         eprintln!("{what} naming an ended session: {} {:?}", a.status, a.body);
         assert_eq!(a.status, 404, "{what}: {a:?}");
@@ -352,16 +332,7 @@ fn an_unreadable_session_id_is_refused_like_an_unknown_one() {
 fn deleting_a_session_that_is_gone_is_404() {
     let s = start("127.0.0.1:0", &[], &[]);
     let session = initialize(s.port, &[]);
-    let delete = |id: &str| {
-        raw(
-            s.port,
-            format!(
-                "DELETE /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nMcp-Session-Id: {id}\r\nConnection: close\r\n\r\n"
-            )
-            .as_bytes(),
-        )
-    };
-    let first = delete(&session);
+    let first = delete(s.port, &session);
     assert_eq!(first.status, 204, "{first:?}");
     let gone = post(
         s.port,
@@ -369,8 +340,8 @@ fn deleting_a_session_that_is_gone_is_404() {
         &[("Mcp-Session-Id", &session)],
     );
     assert_eq!(gone.status, 404, "{gone:?}");
-    let again = delete(&session);
-    let never = delete("00000000-0000-0000-0000-000000000000");
+    let again = delete(s.port, &session);
+    let never = delete(s.port, "00000000-0000-0000-0000-000000000000");
     assert_eq!(
         (again.status, never.status),
         (404, 404),
@@ -558,13 +529,7 @@ fn deleting_a_session_during_an_approval_ends_the_call_and_runs_nothing() {
     let mut run = open_post(s.port, &hi_run(&started), &h);
     let mut got = Vec::new();
     let ask = event_with(&mut run, &mut got, "elicitation/create");
-    let gone = raw(
-        s.port,
-        format!(
-            "DELETE /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nMcp-Session-Id: {sid}\r\n\r\n"
-        )
-        .as_bytes(),
-    );
+    let gone = delete(s.port, &sid);
     assert!(gone.status < 300, "{gone:?}");
     run.set_read_timeout(Some(Duration::from_secs(30)))
         .expect("timeout");
@@ -594,13 +559,7 @@ fn the_session_cap_frees_when_a_session_is_deleted() {
     }
     assert_eq!(ids.len(), 1_024);
     for sid in &ids[..2] {
-        let gone = raw(
-            s.port,
-            format!(
-                "DELETE /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nMcp-Session-Id: {sid}\r\n\r\n"
-            )
-            .as_bytes(),
-        );
+        let gone = delete(s.port, sid);
         assert!(gone.status < 300, "{gone:?}");
     }
     for _ in 0..2 {

@@ -67,14 +67,8 @@ fn connect_from(source: [u8; 4], port: u16) -> TcpStream {
 }
 
 fn open_get_from(mut c: TcpStream, port: u16, session: &str) -> Result<TcpStream, String> {
-    c.write_all(
-        format!(
-            "GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAccept: text/event-stream\r\n\
-             Mcp-Session-Id: {session}\r\n\r\n"
-        )
-        .as_bytes(),
-    )
-    .expect("open a GET stream");
+    c.write_all(get_request(port, session).as_bytes())
+        .expect("open a GET stream");
     let head = head_of(&mut c);
     if head.starts_with("HTTP/1.1 200") {
         Ok(c)
@@ -123,14 +117,8 @@ fn a_stranger_cannot_hold_every_stream_for_good() {
     // A teammate's session and its GET stream, for the reload it waits on.
     let session = initialize(port, &[]);
     let mut get = TcpStream::connect(("127.0.0.1", port)).expect("connect");
-    get.write_all(
-        format!(
-            "GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAccept: text/event-stream\r\n\
-             Mcp-Session-Id: {session}\r\n\r\n"
-        )
-        .as_bytes(),
-    )
-    .expect("open a GET stream");
+    get.write_all(get_request(port, &session).as_bytes())
+        .expect("open a GET stream");
     let head = String::from_utf8_lossy(&read_for(&mut get, 3)).into_owned();
     eprintln!("a teammate's GET stream 8 s after 1,024 quiet listens: {head:?}");
     assert!(
@@ -160,14 +148,8 @@ fn getting_a_sessions_stream_again_and_again_holds_one_slot() {
     let session = initialize(port, &[]);
     let get = |session: &str| {
         let mut c = TcpStream::connect(("127.0.0.1", port)).expect("connect");
-        c.write_all(
-            format!(
-                "GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAccept: text/event-stream\r\n\
-                 Mcp-Session-Id: {session}\r\n\r\n"
-            )
-            .as_bytes(),
-        )
-        .expect("open a GET stream");
+        c.write_all(get_request(port, session).as_bytes())
+            .expect("open a GET stream");
         let head = read_until(&mut c, "\r\n\r\n");
         assert!(head.starts_with("HTTP/1.1 200"), "{head}");
         c
