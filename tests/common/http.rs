@@ -1,5 +1,5 @@
 //! A server over Streamable HTTP for the integration tests (tests/http.rs,
-//! tests/attack_http.rs): the built binary started with `--http` on a free
+//! tests/http/, tests/wire.rs): the built binary started with `--http` on a free
 //! port, and spoken to with hand-written HTTP/1.1 over a plain `TcpStream`
 //! — a request a connection (`Connection: close`), its answer read to the
 //! end — so what is checked is the bytes on the wire.

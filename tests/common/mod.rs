@@ -248,7 +248,7 @@ impl Raw {
     }
 }
 
-/// Raw lines as transport.rs reads them (attack_transport.rs adds JSON
+/// Raw lines as transport.rs reads them (transport.rs adds JSON
 /// readers of its own: one type, so the names must differ).
 impl Raw {
     /// The next line, within 20 s.
