@@ -4,11 +4,9 @@
 //! only earns warnings — plus what git cannot hold, generated here.
 
 use crate::common;
-
+use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-
-use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_skill-mcp");
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
@@ -1529,4 +1527,71 @@ fn the_summary_names_the_skills_that_failed_and_the_refused() {
             "kind": "malformed-frontmatter"
         }])
     );
+}
+
+mod check_dir_reads_like_skills_dir {
+    //! Newcomer attack (issue 30 §1/§3, CHECK-*): `skill-mcp check --help`
+    //! says each DIR is "read as SKILLS_DIR would read it", and the natural
+    //! way to check what one configured is `skill-mcp check "$SKILLS_DIR"`.
+    //! SKILLS_DIR splits on `:`; a DIR does not, so a two-folder SKILLS_DIR
+    //! that serves every skill fails `check` with `root-unreadable` on the
+    //! joined path and "no skill was found", with no word about the `:`.
+    //! Either the DIR is read as SKILLS_DIR is (split), or the error says the
+    //! path holds a `:` and that folders are given as separate arguments.
+
+    use std::process::Command;
+
+    use serde_json::Value;
+
+    const BIN: &str = env!("CARGO_BIN_EXE_skill-mcp");
+
+    fn skill(dir: &std::path::Path, name: &str) {
+        std::fs::create_dir_all(dir.join(name)).unwrap();
+        std::fs::write(
+            dir.join(name).join("SKILL.md"),
+            format!("---\nname: {name}\ndescription: d\n---\nbody\n"),
+        )
+        .unwrap();
+    }
+
+    fn check(args: &[&str], env: &[(&str, &str)]) -> Value {
+        let mut cmd = Command::new(BIN);
+        cmd.env_clear()
+            .args(["check", "--format", "json"])
+            .args(args);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        serde_json::from_slice(&cmd.output().unwrap().stdout).unwrap()
+    }
+
+    #[test]
+    fn check_of_a_skills_dir_value_agrees_with_the_server_or_says_why_not() {
+        let one = tempfile::tempdir().unwrap();
+        let two = tempfile::tempdir().unwrap();
+        skill(one.path(), "alpha");
+        skill(two.path(), "beta");
+        let value = format!("{}:{}", one.path().display(), two.path().display());
+        // What the server would serve: both skills.
+        let served = check(&[], &[("SKILLS_DIR", &value)]);
+        assert_eq!(served["counts"]["skills"], 2, "{served}");
+        assert_eq!(served["passed"], true, "{served}");
+        // The same value given as DIR.
+        let given = check(&[&value], &[]);
+        if given["passed"] == true {
+            assert_eq!(given["counts"]["skills"], 2, "{given}");
+            return;
+        }
+        let said: Vec<&str> = given["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|f| f["message"].as_str())
+            .collect();
+        assert!(
+            said.iter()
+                .any(|m| m.contains("separate") || m.contains("`:`") || m.contains("\":\"")),
+            "check \"$SKILLS_DIR\" fails while the server serves every skill, and nothing mentions the `:`: {said:?}"
+        );
+    }
 }

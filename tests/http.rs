@@ -2,6 +2,22 @@
 //! started on a free port, and spoken to with hand-written HTTP/1.1 over a
 //! plain `TcpStream` — a request a connection (`Connection: close`), its
 //! answer read to the end — so what is checked is the bytes on the wire.
+//!
+//! One module a room of src/http/ holds the tests of that room's rules:
+//! who may connect (`access`), the head (`headers`), bodies (`bodies`),
+//! the byte budgets (`budget`), connections (`connections`), streams at
+//! their cap (`streams`), sessions (`sessions`), the endpoint's methods
+//! (`methods`) and a connection's first bytes (`h2`).
+
+mod access;
+mod bodies;
+mod budget;
+mod connections;
+mod h2;
+mod headers;
+mod methods;
+mod sessions;
+mod streams;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -17,10 +33,9 @@ use serde_json::{Value, json};
 #[test]
 fn a_session_lists_loads_and_reads_as_stdio_does() {
     let s = start("127.0.0.1:0", &[], &[]);
-    let session = initialize(s.port, &[]);
-    let h = [("Mcp-Session-Id", session.as_str())];
+    let mut session = HttpSession::open(s.port);
 
-    let tools = post(s.port, &rpc(2, "tools/list", json!({})), &h).json();
+    let tools = session.request("tools/list", json!({}));
     let names = tool_names(&tools);
     for t in ["skill_list", "skill_load", "skill_file"] {
         assert!(names.contains(&t), "{t} missing: {names:?}");
@@ -28,16 +43,7 @@ fn a_session_lists_loads_and_reads_as_stdio_does() {
     // HTTP-009: no runs over HTTP unless the owner turns them on.
     assert!(!names.contains(&"skill_run"), "{names:?}");
 
-    let list = post(
-        s.port,
-        &rpc(
-            3,
-            "tools/call",
-            json!({"name": "skill_list", "arguments": {}}),
-        ),
-        &h,
-    )
-    .json();
+    let list = session.call("skill_list", json!({}));
     let skills = &list["result"]["structuredContent"]["skills"];
     assert_eq!(skills[0]["name"], "demo", "{list}");
     // HTTP-009: where no run is offered, no script is listed as runnable;
@@ -51,60 +57,41 @@ fn a_session_lists_loads_and_reads_as_stdio_does() {
         why.contains("HTTP-009") && why.contains("--http-allow-run"),
         "{list}"
     );
-    let load = post(
-        s.port,
-        &rpc(
-            8,
-            "tools/call",
-            json!({"name": "skill_load", "arguments": {"name": "demo"}}),
-        ),
-        &h,
-    )
-    .json();
+    let load = session.call("skill_load", json!({"name": "demo"}));
     let script = &load["result"]["structuredContent"]["scripts"][0];
     assert_eq!(script["script"], "scripts/hi.js", "{load}");
     assert_eq!(script["runnableHere"], false, "{load}");
 
-    let read = post(
-        s.port,
-        &rpc(4, "resources/read", json!({"uri": "skill://demo/notes.md"})),
-        &h,
-    )
-    .json();
+    let read = session.request("resources/read", json!({"uri": "skill://demo/notes.md"}));
     assert_eq!(
         read["result"]["contents"][0]["text"], "the notes\n",
         "{read}"
     );
 
-    let prompts = post(s.port, &rpc(7, "prompts/list", json!({})), &h).json();
+    let prompts = session.request("prompts/list", json!({}));
     assert!(
         prompts["result"]["prompts"].to_string().contains("demo"),
         "{prompts}"
     );
 
-    let skx = post(s.port, &rpc(5, "skills/list", json!({})), &h).json();
+    let skx = session.request("skills/list", json!({}));
     assert!(
         skx["result"]["skills"].to_string().contains("demo"),
         "{skx}"
     );
 
     // A call to skill_run is refused naming the rule, not as an unknown tool.
-    let run = post(
-        s.port,
-        &rpc(
-            6,
-            "tools/call",
-            json!({"name": "skill_run", "arguments": {"name": "demo", "script": "scripts/hi.js", "args": []}}),
-        ),
-        &h,
-    )
-    .json();
-    assert_eq!(run["id"], 6, "{run}");
+    let run = session.call(
+        "skill_run",
+        json!({"name": "demo", "script": "scripts/hi.js", "args": []}),
+    );
+    assert_eq!(run["id"], 8, "{run}");
     let why = run["error"]["message"].as_str().unwrap_or_default();
     assert!(
         why.contains("HTTP-009") && why.contains("--http-allow-run"),
         "{run}"
     );
+    assert_eq!(session.close().status, 204);
 }
 
 /// HTTP-009 with RUN-028: `--http-allow-run` offers skill_run, and every

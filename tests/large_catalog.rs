@@ -237,3 +237,87 @@ fn the_budget_is_the_environments_when_it_is_a_number_in_range() {
     );
     s.finish();
 }
+
+mod many_roots_fit_the_answer_budget {
+    //! Newcomer attack (issue 30, LIST-005/LIST-016): every answer fits the
+    //! answer budget, whatever the configuration holds. `roots` is a top-level
+    //! field of `skill_list`, and LIST-005's source says "`problems` and the
+    //! other top-level fields are bounded the same way". A host that gives
+    //! each skill its own slot (`MCP_SKILLS_PATH=/slots/a:/slots/b:…`, one
+    //! root per skill) makes `roots` grow with the catalog; so does a long
+    //! root path in the handshake's unreadable-roots sentence.
+
+    #[allow(unused_imports)]
+    use crate::common;
+
+    use std::process::Command;
+
+    use crate::common::{BIN, Session};
+    use serde_json::json;
+
+    const ANSWER_BUDGET: usize = 40_000;
+
+    /// 500 roots, each one skill (layout 1), each path about 120 characters:
+    /// every `skill_list` page must still fit 40,000 characters of compact
+    /// JSON, and hold more than one skill.
+    #[test]
+    fn many_roots_still_fit_the_answer_budget() {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = tmp.path().canonicalize().unwrap();
+        let mut roots = Vec::new();
+        for i in 0..500 {
+            let slot = base.join(format!("slot-{i:03}-{}", "p".repeat(80)));
+            common::skill(&slot, &format!("skill-{i:03}"));
+            roots.push(slot.join(format!("skill-{i:03}")).display().to_string());
+        }
+        let path = roots.join(":");
+        let mut s = Session::start(std::path::Path::new(BIN), &[("SKILLS_DIR", &path)]);
+        let list = s.tool("skill_list", json!({}));
+        let size = serde_json::to_string(&list).unwrap().len();
+        let skills = list["skills"].as_array().unwrap().len();
+        assert!(
+            size <= ANSWER_BUDGET,
+            "skill_list's answer is {size} characters (roots: {} entries), over the {ANSWER_BUDGET} budget",
+            list["roots"].as_array().map_or(0, Vec::len)
+        );
+        assert!(skills > 1, "a page holds {skills} skill(s) of 500");
+        let found = s.tool("skill_list", json!({"query": "skill-001"}));
+        let size = serde_json::to_string(&found).unwrap().len();
+        assert!(
+            size <= ANSWER_BUDGET,
+            "a query's answer is {size} characters"
+        );
+        assert!(s.finish().success());
+    }
+
+    /// One mistyped root of 50,000 characters (a pasted blob, a generated
+    /// path): the handshake names it (LIST-016) but the instructions still
+    /// fit the answer budget, an excerpt standing for the path.
+    #[test]
+    fn a_long_unreadable_root_keeps_the_instructions_within_the_budget() {
+        let tmp = tempfile::tempdir().unwrap();
+        let long = format!("/nonexistent/{}", "x".repeat(50_000));
+        let mut cmd = Command::new(BIN);
+        cmd.current_dir(tmp.path());
+        let out = common::run_lines(
+            cmd,
+            &[("SKILLS_DIR", &long)],
+            &[
+                r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#,
+            ],
+        );
+        let first = String::from_utf8_lossy(&out.stdout);
+        let reply: serde_json::Value = serde_json::from_str(first.lines().next().unwrap()).unwrap();
+        let instructions = reply["result"]["instructions"].as_str().unwrap();
+        assert!(
+            instructions.starts_with("Serves 0 Agent Skills: /nonexistent/xxx"),
+            "{}",
+            &instructions[..200]
+        );
+        assert!(
+            instructions.len() <= ANSWER_BUDGET,
+            "the instructions are {} characters: the unreadable root's path is quoted whole",
+            instructions.len()
+        );
+    }
+}

@@ -9,6 +9,7 @@ use crate::common;
 use common::*;
 use serde_json::{Value, json};
 use std::path::Path;
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 /// Longer than two debounce windows (the watcher's 300 ms, then the
@@ -435,5 +436,95 @@ fn a_symlinked_skill_inside_the_root_is_still_seen() {
         l["generation"] == 2
     });
     assert_eq!(description_of(&list, "tool"), "two, edited", "{list}");
+    s.finish();
+}
+
+fn start(cmd: Command, env: &[(&str, String)]) -> Session {
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    Session::start_command(cmd, &env)
+}
+
+fn description_or_none(list: &Value, name: &str) -> Option<String> {
+    list["skills"]
+        .as_array()?
+        .iter()
+        .find(|s| s["name"] == name)
+        .and_then(|s| s["description"].as_str())
+        .map(str::to_owned)
+}
+
+/// Polls skill_list (no SIGHUP) until `done` holds, for at most `within`.
+fn until_within(
+    s: &mut Session,
+    within: Duration,
+    done: impl Fn(&Value) -> bool,
+) -> Result<Value, Value> {
+    let t = Instant::now();
+    loop {
+        let list = s.tool("skill_list", json!({}));
+        if done(&list) {
+            return Ok(list);
+        }
+        if t.elapsed() > within {
+            return Err(list);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// RELOAD-001 ("--watch watches every root recursively") under
+/// RELOAD-009's re-pointed root symlink, when another root is where that
+/// symlink pointed: `SKILLS_DIR=base/s:base/link` with `link -> s` (the
+/// same tree reached twice, or a personal root linked into a shared one).
+/// Re-pointing `link` to `t` lets go of the old directory's watches by
+/// path (notify removes a recursive watch with everything under it), and
+/// those were `s`'s own: from then on no change in `s` wakes a rescan —
+/// and since `s` itself never changed identity, no resync ever watches it
+/// again; only a SIGHUP rescans it.
+///
+/// Should hold: a directory still watched for another root keeps its
+/// watch when one root stops pointing at it; an edit in `s` is seen.
+///
+/// Issue 26: found by an outside attack; it failed on the tree it was written on.
+#[test]
+fn repointing_one_root_leaves_another_root_at_the_old_target_watched() {
+    let base = tempfile::tempdir().unwrap();
+    let (s_dir, t_dir, link) = (
+        base.path().join("s"),
+        base.path().join("t"),
+        base.path().join("link"),
+    );
+    described(&s_dir, "alpha", "one");
+    described(&t_dir, "beta", "bee");
+    std::os::unix::fs::symlink("s", &link).unwrap();
+    let roots = format!("{}:{}", s_dir.display(), link.display());
+    let mut s = start(
+        Command::new(BIN),
+        &[("SKILLS_DIR", roots), ("SKILL_MCP_WATCH", "1".to_owned())],
+    );
+    // Let the watcher take hold before anything moves.
+    std::thread::sleep(Duration::from_millis(1500));
+
+    let tmp = base.path().join("link.tmp");
+    std::os::unix::fs::symlink("t", &tmp).unwrap();
+    std::fs::rename(&tmp, &link).unwrap();
+    // Each change is seen in about 0.7 s; 30 s only ends a test whose
+    // change is never seen (spec README, "Timing in tests").
+    until_within(&mut s, Duration::from_secs(30), |l| {
+        description_or_none(l, "beta").is_some()
+    })
+    .expect("the re-pointed root is served (RELOAD-009)");
+    std::thread::sleep(Duration::from_millis(1500));
+
+    described(&s_dir, "alpha", "two");
+    let seen = until_within(&mut s, Duration::from_secs(30), |l| {
+        description_or_none(l, "alpha").as_deref() == Some("two")
+    });
+    assert!(
+        seen.is_ok(),
+        "an edit in the root {} was never seen after the other root stopped pointing at it: {}",
+        s_dir.display(),
+        seen.unwrap_err()
+    );
     s.finish();
 }

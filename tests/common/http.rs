@@ -1,5 +1,5 @@
 //! A server over Streamable HTTP for the integration tests (tests/http.rs,
-//! tests/attack_http.rs): the built binary started with `--http` on a free
+//! tests/http/, tests/wire.rs): the built binary started with `--http` on a free
 //! port, and spoken to with hand-written HTTP/1.1 over a plain `TcpStream`
 //! — a request a connection (`Connection: close`), its answer read to the
 //! end — so what is checked is the bytes on the wire.
@@ -296,4 +296,229 @@ pub fn tool_names(list: &Value) -> Vec<&str> {
         .iter()
         .filter_map(|t| t["name"].as_str())
         .collect()
+}
+
+pub use super::sockets::*;
+
+/// What a 2026-07-28 request carries instead of a session.
+pub fn meta() -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {}
+    })
+}
+
+/// A stateless (2026-07-28) request under `id`, with its `_meta`.
+pub fn stateless(id: u64, method: &str, mut params: Value) -> String {
+    params["_meta"] = meta();
+    rpc(id, method, params)
+}
+
+/// The 2026-07-28 headers of a request for `method`.
+pub fn headers(method: &str) -> Vec<(&str, &str)> {
+    vec![
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", method),
+    ]
+}
+
+/// As [`headers`], with the `Mcp-Name` of the methods that carry one.
+pub fn headers_named<'a>(method: &'a str, name: &'a str) -> Vec<(&'a str, &'a str)> {
+    let mut h = headers(method);
+    h.push(("Mcp-Name", name));
+    h
+}
+
+/// A 2025-11-25 `initialize` under `id`, as a body.
+pub fn init_body(id: u64) -> String {
+    rpc(
+        id,
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "attack", "version": "0"}}),
+    )
+}
+
+/// A stateless `tools/list` under `id`, its connection closed after.
+pub fn tools_list(port: u16, id: u64) -> Answer {
+    post(
+        port,
+        &stateless(id, "tools/list", json!({})),
+        &headers("tools/list"),
+    )
+}
+
+/// A stateless `tools/list` under `id` as bytes for the wire, on a kept
+/// connection (no `Connection: close`) unless `close`.
+pub fn tools_list_bytes(port: u16, id: u64, close: bool) -> String {
+    let r = post_request(
+        port,
+        &stateless(id, "tools/list", json!({})),
+        &headers("tools/list"),
+    );
+    if close {
+        r
+    } else {
+        r.replace("Connection: close\r\n", "")
+    }
+}
+
+/// A plain stateless `tools/list` on a connection of its own, timed: its
+/// status (`None` when no answer came within 60 s) and its body.
+pub fn timed_tools_list(port: u16) -> (Option<u16>, String, Duration) {
+    let t = Instant::now();
+    let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(60)))
+        .expect("timeout");
+    let req = post_request(
+        port,
+        &stateless(9, "tools/list", json!({})),
+        &headers("tools/list"),
+    );
+    s.write_all(req.as_bytes()).expect("send");
+    let mut bytes = Vec::new();
+    match s.read_to_end(&mut bytes) {
+        Ok(_) if !bytes.is_empty() => {
+            let a = parse(&bytes);
+            (Some(a.status), a.body, t.elapsed())
+        }
+        _ => (None, String::new(), t.elapsed()),
+    }
+}
+
+/// The bytes of a `subscriptions/listen` under `id` on a kept connection.
+pub fn listen_request(port: u16, id: u64) -> String {
+    let body = stateless(
+        id,
+        "subscriptions/listen",
+        json!({"notifications": {"promptsListChanged": true}}),
+    );
+    post_request(port, &body, &headers("subscriptions/listen")).replace("Connection: close\r\n", "")
+}
+
+/// A `subscriptions/listen` opened on a connection of its own and held,
+/// once its head is read; its head when it was not served.
+pub fn open_listen(port: u16, id: u64) -> Result<TcpStream, String> {
+    let mut c = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    c.write_all(listen_request(port, id).as_bytes())
+        .expect("send the listen");
+    let head = head_of(&mut c);
+    if head.starts_with("HTTP/1.1 200") {
+        Ok(c)
+    } else {
+        Err(head)
+    }
+}
+
+/// A tree with the `demo` skill and a skill `big` bundling four text
+/// files of 1,048,476 bytes each (a skill author's large references):
+/// together just under the 4 MiB a `skill_file` batch returns.
+pub fn big_files() -> tempfile::TempDir {
+    let dir = skills();
+    let big = dir.path().join("big");
+    std::fs::create_dir_all(&big).expect("mkdir");
+    std::fs::write(
+        big.join("SKILL.md"),
+        "---\nname: big\ndescription: Large reference files.\n---\nRead f0.md to f3.md.\n",
+    )
+    .expect("SKILL.md");
+    let alphabet = b"abcdefghij \n";
+    let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+    for i in 0..4 {
+        let text: Vec<u8> = (0..1_048_476)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                alphabet[(x % alphabet.len() as u64) as usize]
+            })
+            .collect();
+        std::fs::write(big.join(format!("f{i}.md")), text).expect("a big file");
+    }
+    dir
+}
+
+/// A 2025-11-25 session over HTTP, what [`super::Session`] is over stdio:
+/// opened with `initialize` and `notifications/initialized`, each request
+/// sent under its id with the headers it was opened with, closed with a
+/// DELETE. Requests are numbered from 2 (the `initialize` is 1).
+pub struct HttpSession {
+    pub port: u16,
+    pub id: String,
+    extra: Vec<(String, String)>,
+    next: u64,
+}
+
+impl HttpSession {
+    /// A session on `port`, declaring no capabilities.
+    pub fn open(port: u16) -> HttpSession {
+        Self::open_declaring(port, &[], json!({}))
+    }
+
+    /// A session on `port` sending `extra` with every request (a token, an
+    /// origin), declaring `capabilities`.
+    pub fn open_declaring(port: u16, extra: &[(&str, &str)], capabilities: Value) -> HttpSession {
+        let id = initialize_declaring(port, extra, capabilities);
+        HttpSession {
+            port,
+            id,
+            extra: extra
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            next: 2,
+        }
+    }
+
+    /// The headers of a request in this session.
+    pub fn headers(&self) -> Vec<(&str, &str)> {
+        let mut h: Vec<(&str, &str)> = self
+            .extra
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        h.push(("Mcp-Session-Id", &self.id));
+        h
+    }
+
+    /// POSTs `body` in this session and reads the whole answer.
+    pub fn post(&self, body: &str) -> Answer {
+        post(self.port, body, &self.headers())
+    }
+
+    /// Sends `method` under the next id; the JSON-RPC answer.
+    pub fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next;
+        self.next += 1;
+        self.post(&rpc(id, method, params)).json()
+    }
+
+    /// Calls the tool `name` with `arguments`; the JSON-RPC answer.
+    pub fn call(&mut self, name: &str, arguments: Value) -> Value {
+        self.request("tools/call", json!({"name": name, "arguments": arguments}))
+    }
+
+    /// Ends the session with a DELETE; its answer.
+    pub fn close(self) -> Answer {
+        delete(self.port, &self.id)
+    }
+}
+
+/// A DELETE of `session`, on a connection of its own; its answer.
+pub fn delete(port: u16, session: &str) -> Answer {
+    raw(
+        port,
+        format!(
+            "DELETE /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nMcp-Session-Id: {session}\r\n\
+             Connection: close\r\n\r\n"
+        )
+        .as_bytes(),
+    )
+}
+
+/// The bytes of a GET of `session`'s stream, on a kept connection.
+pub fn get_request(port: u16, session: &str) -> String {
+    format!(
+        "GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAccept: text/event-stream\r\n\
+         Mcp-Session-Id: {session}\r\n\r\n"
+    )
 }

@@ -17,6 +17,7 @@ use skill_mcp_client::{Client, Event, Options, Process, Stderr, WaitError};
 pub mod http;
 pub mod model2vec;
 pub mod readme;
+pub mod sockets;
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_skill-mcp");
 
@@ -247,7 +248,7 @@ impl Raw {
     }
 }
 
-/// Raw lines as transport.rs reads them (attack_transport.rs adds JSON
+/// Raw lines as transport.rs reads them (transport.rs adds JSON
 /// readers of its own: one type, so the names must differ).
 impl Raw {
     /// The next line, within 20 s.

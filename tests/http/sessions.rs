@@ -1,26 +1,36 @@
-//! The HTTP door's own session manager (src/http/sessions.rs, HTTP-008)
-//! attacked from outside: a hostile client, a careless one, and a second
-//! session trying to reach into the first. Each test names what a careful
-//! client should see; a doc comment says what was found where something
-//! was. The helpers are tests/common/http.rs's and tests/http.rs's.
+//! The sessions (src/http/sessions.rs, HTTP-002, HTTP-008): their cap, ids
+//! that name nothing, DELETE, idle expiry, GET streams and resumption, and
+//! a second session trying to reach into the first. A doc comment says
+//! what was found where something was.
+//!
+//! A test marked FOUND says what an outside attack found when it was
+//! written (figures from a debug build on a 2-core machine) and may fail
+//! on the code it was written against: that is what it records; HELD
+//! records what held. The helpers are tests/common/http.rs's.
 
+use crate::common;
+use crate::common::http::*;
+use crate::http::{event_with, hi_run, open_post};
+use serde_json::json;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use crate::common;
-use crate::http::{event_with, hi_run, open_post};
-
-use common::http::*;
-use serde_json::json;
-
-fn init_body(id: u64) -> String {
-    rpc(
-        id,
-        "initialize",
-        json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "attack", "version": "0"}}),
+/// A POST of `body` whose `Mcp-Session-Id` header is the raw bytes `sid`
+/// (which need not be UTF-8: HTTP allows obs-text in a header value).
+fn post_with_raw_session(port: u16, body: &str, sid: &[u8]) -> Answer {
+    let mut req = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nConnection: close\r\nContent-Length: {}\r\n\
+         Mcp-Session-Id: ",
+        body.len()
     )
+    .into_bytes();
+    req.extend_from_slice(sid);
+    req.extend_from_slice(b"\r\n\r\n");
+    req.extend_from_slice(body.as_bytes());
+    raw(port, &req)
 }
 
 /// A GET of the session's stream (with `Last-Event-ID` when given), its
@@ -41,22 +51,6 @@ fn open_get(port: u16, session: &str, last: Option<&str>) -> TcpStream {
     s
 }
 
-/// Reads `s` until its head is in, returning what came.
-fn head_of(s: &mut TcpStream) -> String {
-    let mut got = Vec::new();
-    let mut chunk = [0u8; 4096];
-    while !String::from_utf8_lossy(&got).contains("\r\n\r\n") {
-        let n = s.read(&mut chunk).expect("read the head");
-        assert!(
-            n > 0,
-            "closed before its head: {}",
-            String::from_utf8_lossy(&got)
-        );
-        got.extend_from_slice(&chunk[..n]);
-    }
-    String::from_utf8_lossy(&got).into_owned()
-}
-
 /// Reads `s` to its end, failing after `secs`.
 fn to_end(s: &mut TcpStream, secs: u64) -> String {
     s.set_read_timeout(Some(Duration::from_secs(secs)))
@@ -66,6 +60,23 @@ fn to_end(s: &mut TcpStream, secs: u64) -> String {
     let text = String::from_utf8_lossy(&got).into_owned();
     assert!(r.is_ok(), "did not end within {secs} s: {r:?} {text}");
     text
+}
+
+/// Adds a skill to the served tree and sends SIGHUP: every session's GET
+/// stream is told `list_changed` (HTTP-010).
+fn reload(s: &Server, name: &str) {
+    let skill = s._dir.path().join(name);
+    std::fs::create_dir(&skill).expect("mkdir");
+    std::fs::write(
+        skill.join("SKILL.md"),
+        format!("---\nname: {name}\ndescription: Added after boot.\n---\nbody\n"),
+    )
+    .expect("SKILL.md");
+    let hup = Command::new("kill")
+        .args(["-HUP", &s.child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(hup.success());
 }
 
 /// Reads `s` into `got` until `needle` shows, failing after `secs` or at
@@ -101,21 +112,241 @@ fn until(s: &mut TcpStream, got: &mut Vec<u8>, needle: &str, secs: u64) {
     }
 }
 
-/// Adds a skill to the served tree and sends SIGHUP: every session's GET
-/// stream is told `list_changed` (HTTP-010).
-fn reload(s: &Server, name: &str) {
-    let skill = s._dir.path().join(name);
-    std::fs::create_dir(&skill).expect("mkdir");
-    std::fs::write(
-        skill.join("SKILL.md"),
-        format!("---\nname: {name}\ndescription: Added after boot.\n---\nbody\n"),
-    )
-    .expect("SKILL.md");
-    let hup = Command::new("kill")
-        .args(["-HUP", &s.child.id().to_string()])
-        .status()
-        .expect("kill runs");
-    assert!(hup.success());
+/// HTTP-008: a session "that no message of its client has touched for
+/// 300 s … and that has no request in flight and no GET stream its client
+/// holds open is closed", and an `initialize` past the 1,024 sessions is
+/// told "wait for an idle one to expire". A careful user expects a
+/// stranger not to be able to keep everyone else from opening a session
+/// for good.
+///
+/// FOUND: with the idle time set to 2 s (`SKILL_MCP_HTTP_SESSION_IDLE_SECS`),
+/// one client opens 1,024 sessions and a GET stream on each (2 s in all),
+/// then sends nothing. 8 s later none has expired: a fresh `initialize` is
+/// 503 "1024 sessions are open … wait for an idle one to expire" (none
+/// ever will) with `Retry-After: 10`, and a `subscriptions/listen` is 503
+/// too (the 1,024 streams are the stranger's). It stays so for as long as
+/// the stranger keeps 1,024 sockets open.
+///
+/// Issue 40: the door's third outside attack.
+#[test]
+fn a_stranger_cannot_hold_every_session_for_good() {
+    let s = start(
+        "127.0.0.1:0",
+        &[],
+        &[("SKILL_MCP_HTTP_SESSION_IDLE_SECS", "2")],
+    );
+    let port = s.port;
+    let mut streams = Vec::new();
+    for _ in 0..1024 {
+        let session = initialize(port, &[]);
+        let mut c = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+        c.write_all(get_request(port, &session).as_bytes())
+            .expect("open a GET stream");
+        read_until(&mut c, "retry:");
+        streams.push(c);
+    }
+    std::thread::sleep(Duration::from_secs(8));
+    let a = post(
+        port,
+        &rpc(
+            1,
+            "initialize",
+            json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "fresh", "version": "0"}}),
+        ),
+        &[],
+    );
+    eprintln!(
+        "a fresh initialize 8 s after 1,024 sessions went quiet: {} {}",
+        a.status, a.body
+    );
+    assert_eq!(
+        a.status, 200,
+        "1,024 sessions quiet for 8 s (idle time 2 s) but each holding a GET stream keep a fresh \
+         initialize out: {}",
+        a.body
+    );
+    drop(streams);
+}
+
+/// Every refusal of the door names its rule and what to do; HTTP-008
+/// closes a session left idle (300 s), after which "a later request
+/// naming it is 404". The door's own 404 for an unreadable session id
+/// says "HTTP-008: the Mcp-Session-Id header names no open session of
+/// this server; send initialize without one to open a new session". A
+/// careful user whose session expired, or was ended, expects that same
+/// sentence.
+///
+/// FOUND: a `tools/list` or a GET naming a session that was open and has
+/// been ended with DELETE (or any visible-ASCII id never issued) is 404
+/// with rmcp's body "Not Found: Session not found" — no rule, and nothing
+/// said of `initialize`. Only DELETE gets the door's sentence.
+///
+/// Issue 40: the door's fifth outside attack (after 9687292).
+#[test]
+fn a_request_naming_a_session_that_is_gone_is_told_in_words() {
+    let s = start("127.0.0.1:0", &[], &[]);
+    let port = s.port;
+    let session = initialize(port, &[]);
+    let gone = delete(port, &session);
+    assert_eq!(gone.status, 204, "{gone:?}");
+    let listed = post(
+        port,
+        &rpc(2, "tools/list", json!({})),
+        &[("Mcp-Session-Id", &session)],
+    );
+    let get = raw(
+        port,
+        format!(
+            "GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAccept: text/event-stream\r\n\
+             Mcp-Session-Id: {session}\r\nConnection: close\r\n\r\n"
+        )
+        .as_bytes(),
+    );
+    let again = delete(port, &session);
+    for (what, a) in [("tools/list", &listed), ("GET", &get), ("DELETE", &again)] {
+        eprintln!("{what} naming an ended session: {} {:?}", a.status, a.body);
+        assert_eq!(a.status, 404, "{what}: {a:?}");
+    }
+    for (what, a) in [("tools/list", &listed), ("GET", &get)] {
+        assert!(
+            a.body.contains("HTTP-008") && a.body.contains("initialize"),
+            "{what} naming an ended session is told {:?}",
+            a.body
+        );
+    }
+}
+
+/// HTTP-012: a request "with complete 2026-07-28 `_meta` is served without
+/// a session even under an `Mcp-Session-Id` (rmcp's routing)"; the door
+/// now answers rmcp's every 404 under a session id with "names no open
+/// session". A careful user expects the rewrite to hide no other answer:
+/// a stateless request under an unknown id served as before, and a
+/// message that needs the session (a notification) told in words.
+///
+/// HELD: the stateless `tools/list` under `Mcp-Session-Id: nope-123` is
+/// 200 with the tools (a7f325c, before aa63bd5, answered it 200 too: the
+/// rewrite touches only 404s);
+/// a `notifications/initialized` under it is 404 naming HTTP-008 and
+/// `initialize`.
+///
+/// Issue 40: the door's sixth outside attack (after aa63bd5).
+#[test]
+fn a_stateless_request_under_an_unknown_session_is_served_and_a_notification_told() {
+    let s = start("127.0.0.1:0", &[], &[]);
+    let port = s.port;
+    let mut extra = headers("tools/list");
+    extra.push(("Mcp-Session-Id", "nope-123"));
+    let a = post(port, &stateless(1, "tools/list", json!({})), &extra);
+    eprintln!("stateless under an unknown session: {}", a.status);
+    assert_eq!(a.status, 200, "{a:?}");
+    assert!(
+        a.json()["result"]["tools"]
+            .as_array()
+            .is_some_and(|t| !t.is_empty()),
+        "{a:?}"
+    );
+    let n = post(
+        port,
+        &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string(),
+        &[
+            ("Mcp-Session-Id", "nope-123"),
+            ("MCP-Protocol-Version", "2025-11-25"),
+        ],
+    );
+    eprintln!(
+        "a notification under an unknown session: {} {:?}",
+        n.status, n.body
+    );
+    assert_eq!(n.status, 404, "{n:?}");
+    assert!(
+        n.body.contains("HTTP-008") && n.body.contains("initialize"),
+        "{n:?}"
+    );
+}
+
+/// FOUND: an `initialize` carrying an `Mcp-Session-Id` header that is not
+/// UTF-8 (e.g. the single byte 0xFF) opens a brand-new session. The door
+/// treats any request with the header as "in a session" and so skips the
+/// HTTP-008 session cap (`admit`: `InitializeRequest(_) if !in_session`),
+/// while rmcp cannot read the value (`to_str()` fails), treats the request
+/// as having no session, and creates one. Result: the 1,024-session cap —
+/// the bound that keeps 10,000 `initialize` calls from exhausting memory —
+/// is bypassed by any unauthenticated-to-the-cap client with one odd byte.
+/// Expected: a request naming a session the server does not have is never
+/// answered with a fresh session (HTTP-002: unknown session → 404; or 400),
+/// and in any case no session past the cap opens.
+#[test]
+fn a_session_id_header_that_is_not_utf8_never_opens_a_session_past_the_cap() {
+    let s = start("127.0.0.1:0", &[], &[]);
+    // Fill the cap the honest way.
+    let mut opened = 0;
+    loop {
+        let a = post(s.port, &init_body(1), &[]);
+        if a.status != 200 {
+            assert_eq!(a.status, 503, "{a:?}");
+            break;
+        }
+        opened += 1;
+        assert!(opened <= 1_024, "a session past the cap opened");
+    }
+    // Now past the cap, with a session header rmcp cannot read.
+    let mut extra = 0;
+    for _ in 0..20 {
+        let a = post_with_raw_session(s.port, &init_body(1), b"\xff");
+        if a.status == 200 && a.header("mcp-session-id").is_some() {
+            extra += 1;
+        }
+    }
+    assert_eq!(
+        extra, 0,
+        "{extra} sessions opened past the 1,024 cap through an `Mcp-Session-Id: \\xff` header"
+    );
+}
+
+/// FOUND: the same hole without filling the cap first: an `initialize`
+/// whose `Mcp-Session-Id` names no session the server has — here because
+/// it is not UTF-8 — is answered 200 with a new `Mcp-Session-Id`, where a
+/// readable unknown id is 404 (HTTP-002, "an unknown or expired session id
+/// is rmcp's 404"). Two spellings of "a session I don't have" get
+/// different answers, and one of them escapes the door's session bound.
+#[test]
+fn an_unreadable_session_id_is_refused_like_an_unknown_one() {
+    let s = start("127.0.0.1:0", &[], &[]);
+    let unknown = post_with_raw_session(s.port, &init_body(1), b"no-such-session");
+    assert_eq!(unknown.status, 404, "{unknown:?}");
+    let unreadable = post_with_raw_session(s.port, &init_body(1), b"\xff\xfe");
+    assert!(
+        unreadable.header("mcp-session-id").is_none() && unreadable.status >= 400,
+        "an initialize naming an unreadable session id opened a new session: {unreadable:?}"
+    );
+}
+
+/// FOUND: DELETE of a session that is already gone (or never existed) is
+/// answered 202 Accepted, as if it had ended something, while every other
+/// request naming it is 404. The MCP transport spec (2025-11-25, Session
+/// Management): once a session is terminated the server "MUST respond to
+/// requests containing that session ID with HTTP 404 Not Found". A client
+/// cannot tell from the answer whether its DELETE ended anything (and a
+/// client probing ids learns nothing either way, so 404 costs nothing).
+#[test]
+fn deleting_a_session_that_is_gone_is_404() {
+    let s = start("127.0.0.1:0", &[], &[]);
+    let session = initialize(s.port, &[]);
+    let first = delete(s.port, &session);
+    assert_eq!(first.status, 204, "{first:?}");
+    let gone = post(
+        s.port,
+        &rpc(2, "ping", json!({})),
+        &[("Mcp-Session-Id", &session)],
+    );
+    assert_eq!(gone.status, 404, "{gone:?}");
+    let again = delete(s.port, &session);
+    let never = delete(s.port, "00000000-0000-0000-0000-000000000000");
+    assert_eq!(
+        (again.status, never.status),
+        (404, 404),
+        "DELETE of a gone session: {again:?}; of one that never was: {never:?}"
+    );
 }
 
 /// Found by the attack of 2026-12-06: every request's stream is primed
@@ -298,13 +529,7 @@ fn deleting_a_session_during_an_approval_ends_the_call_and_runs_nothing() {
     let mut run = open_post(s.port, &hi_run(&started), &h);
     let mut got = Vec::new();
     let ask = event_with(&mut run, &mut got, "elicitation/create");
-    let gone = raw(
-        s.port,
-        format!(
-            "DELETE /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nMcp-Session-Id: {sid}\r\n\r\n"
-        )
-        .as_bytes(),
-    );
+    let gone = delete(s.port, &sid);
     assert!(gone.status < 300, "{gone:?}");
     run.set_read_timeout(Some(Duration::from_secs(30)))
         .expect("timeout");
@@ -334,13 +559,7 @@ fn the_session_cap_frees_when_a_session_is_deleted() {
     }
     assert_eq!(ids.len(), 1_024);
     for sid in &ids[..2] {
-        let gone = raw(
-            s.port,
-            format!(
-                "DELETE /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nMcp-Session-Id: {sid}\r\n\r\n"
-            )
-            .as_bytes(),
-        );
+        let gone = delete(s.port, sid);
         assert!(gone.status < 300, "{gone:?}");
     }
     for _ in 0..2 {
