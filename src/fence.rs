@@ -680,7 +680,7 @@ mod tests {
         ));
         assert!(open_plain(&skill, "missing").is_none());
         // A FIFO is not served in one step; that it is not even opened is
-        // seen from outside by tests/attack_fence_open.rs.
+        // seen from outside by tests/hostile_trees.rs (`reading_a_fifo_by_name_does_not_open_it`).
         nix::unistd::mkfifo(&skill.join("pipe"), nix::sys::stat::Mode::S_IRWXU).unwrap();
         assert!(open_plain(&skill, "pipe").is_none());
         assert!(matches!(

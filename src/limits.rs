@@ -198,7 +198,7 @@ pub(crate) const MAX_LASTING_MESSAGE_BYTES: usize = 64 * 1024;
 
 /// Largest `tools/call` of `skill_run` (WIRE-010), kept while a person is
 /// asked to approve it: its arguments are at most 64 of 8 KiB (RUN-0xx's
-/// `MAX_ARGS`, `MAX_ARG_BYTES`), and room for its `_meta` beside them.
+/// `MAX_RUN_ARGS`, `MAX_RUN_ARG_BYTES`), and room for its `_meta` beside them.
 pub(crate) const MAX_RUN_MESSAGE_BYTES: usize = 1024 * 1024;
 
 /// Most confirmed runs waiting at once for a person's approval (RUN-028):
@@ -340,3 +340,35 @@ pub(crate) const MAX_DESCRIPTION_CHARS: usize = 1024;
 pub(crate) const MAX_COMPATIBILITY_CHARS: usize = 500;
 /// Agent Skills: "Keep your main SKILL.md under 500 lines".
 pub(crate) const MAX_BODY_LINES: usize = 500;
+
+// How much work reading and explaining one frontmatter, and one run's
+// arguments, may cost.
+
+/// Deepest frontmatter the fast reader (`frontmatter::simple`) takes;
+/// deeper documents go to saphyr, where [`MAX_FRONTMATTER_NESTING`]
+/// speaks (FM-002).
+pub(crate) const MAX_FAST_YAML_DEPTH: usize = 16;
+
+/// Longest key the fast reader takes (YAML caps implicit keys at 1,024
+/// characters; keys here stay far below); a longer one goes to saphyr.
+pub(crate) const MAX_FAST_YAML_KEY_BYTES: usize = 200;
+
+/// Longest suggested frontmatter line written out whole in a fix; past
+/// it, the fix is said in words (a description may be 1,024 characters,
+/// and the check shows the line itself anyway).
+pub(crate) const MAX_SUGGESTED_LINE_CHARS: usize = 160;
+
+/// Most edits tried on one refused frontmatter to find its fix: each is a
+/// parse of up to 64 KiB, and a tree of 10,000 broken skills is explained
+/// at boot, so a refusal costs a few parses of its own text, never more.
+pub(crate) const MAX_FIX_TRIALS: u32 = 8;
+
+/// Deepest nesting of collections accepted. Frontmatter is a few levels
+/// deep; the bound keeps a `[[[[…` block from costing recursion.
+pub(crate) const MAX_FRONTMATTER_NESTING: usize = 32;
+
+/// Most arguments one run takes (RUN-*).
+pub(crate) const MAX_RUN_ARGS: usize = 64;
+/// Most bytes of arguments one run takes, in all: pass a path, not a
+/// payload.
+pub(crate) const MAX_RUN_ARG_BYTES: usize = 8 * 1024;

@@ -6,17 +6,13 @@
 use serde_yaml_ng::Value;
 
 use super::{FmRule, FrontmatterError, core_resolve};
+use crate::limits::{MAX_FIX_TRIALS, MAX_SUGGESTED_LINE_CHARS};
 
 /// The words saphyr gives for a `: ` inside a plain (unquoted) value.
 const COLON_IN_PLAIN: &str = "mapping values are not allowed in this context";
 
 /// How a YAML syntax error's message starts; the parser's words follow.
 pub(super) const NOT_YAML: &str = "SKILL.md frontmatter is not valid YAML: ";
-
-/// Longest suggested line written out whole; past it, the fix is said in
-/// words (a description may be 1,024 characters, and the check shows the
-/// line itself anyway).
-const MAX_SUGGESTED_LINE: usize = 160;
 
 /// `e`, a refusal of `yaml` (whose first line is SKILL.md line
 /// `yaml_line`), said in its author's words with the edit that fixes it
@@ -120,18 +116,13 @@ pub(super) fn explain(mut e: FrontmatterError, yaml: &str, yaml_line: usize) -> 
     e
 }
 
-/// Most edits tried on one refused frontmatter: each is a parse of up to
-/// 64 KiB, and a tree of 10,000 broken skills is explained at boot, so a
-/// refusal costs a few parses of its own text, never more.
-const MAX_TRIALS: u32 = 8;
-
 /// The YAML's lines, for trying an edit on one of them.
 struct Text<'a> {
     yaml: &'a str,
     yaml_line: usize,
     /// Without their `\r`.
     lines: Vec<&'a str>,
-    /// Edits tried so far, against [`MAX_TRIALS`].
+    /// Edits tried so far, against [`MAX_FIX_TRIALS`].
     trials: std::cell::Cell<u32>,
 }
 
@@ -169,9 +160,9 @@ impl<'a> Text<'a> {
 
     /// The YAML with line `l` replaced by `new`, parsed: where it stops,
     /// if it does (its SKILL.md line, when it has one).
-    /// Past [`MAX_TRIALS`], nothing more is tried: `Err(None)`.
+    /// Past [`MAX_FIX_TRIALS`], nothing more is tried: `Err(None)`.
     fn with(&self, l: usize, new: &str) -> Result<(), Option<usize>> {
-        if self.trials.get() >= MAX_TRIALS {
+        if self.trials.get() >= MAX_FIX_TRIALS {
             return Err(None);
         }
         self.trials.set(self.trials.get() + 1);
@@ -373,7 +364,7 @@ fn quoted_at(at: &str, value: &str) -> String {
 /// or in words when it is too long to write out.
 fn quote_line(key: &str, value: &str) -> String {
     let suggested = format!("{key}: {}", quote(value));
-    if suggested.chars().count() <= MAX_SUGGESTED_LINE {
+    if suggested.chars().count() <= MAX_SUGGESTED_LINE_CHARS {
         format!("quote the value: {suggested}")
     } else {
         format!("put the whole value in {}", quote_words(value))

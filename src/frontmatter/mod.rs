@@ -65,7 +65,7 @@ pub(crate) enum FmRule {
     DuplicateKey,
     /// The block is not a mapping (or is empty).
     NotMapping,
-    /// Collections nested deeper than [`strict::MAX_NESTING`].
+    /// Collections nested deeper than [`crate::limits::MAX_FRONTMATTER_NESTING`].
     TooDeep,
     /// More than one YAML document.
     MultiDocument,

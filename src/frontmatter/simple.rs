@@ -35,7 +35,7 @@
 //! - a block sequence entry is `- ` and then a value as above or a compact
 //!   mapping (`- key: value`, its further keys aligned under the first);
 //! - no line continues the one before it (a more indented line after a
-//!   value), and nesting is at most [`MAX_DEPTH`] deep.
+//!   value), and nesting is at most [`MAX_FAST_YAML_DEPTH`] deep.
 //!
 //! The events' spans carry what the builder reads, each node's start line
 //! and column (saphyr counts columns in characters); the character index is
@@ -43,14 +43,8 @@
 
 use std::borrow::Cow;
 
+use crate::limits::{MAX_FAST_YAML_DEPTH, MAX_FAST_YAML_KEY_BYTES};
 use saphyr_parser::{Event, Marker, Parser, ScalarStyle, Span};
-
-/// Deeper documents go to saphyr, where the builder's own nesting cap
-/// speaks.
-pub(crate) const MAX_DEPTH: usize = 16;
-
-/// YAML caps implicit keys at 1,024 characters; keys here stay far below.
-const MAX_KEY: usize = 200;
 
 /// The events of a document, in saphyr's order, each with its span.
 pub(crate) type Events<'a> = Vec<(Event<'a>, Span)>;
@@ -166,7 +160,9 @@ fn key_len(s: &str) -> Option<usize> {
     let len = b
         .iter()
         .position(|c| !(c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-')))?;
-    let ok = len <= MAX_KEY && b[len] == b':' && b.get(len + 1).is_none_or(|c| *c == b' ');
+    let ok = len <= MAX_FAST_YAML_KEY_BYTES
+        && b[len] == b':'
+        && b.get(len + 1).is_none_or(|c| *c == b' ');
     ok.then_some(len)
 }
 
@@ -224,7 +220,7 @@ impl<'a> Reader<'a> {
     /// on the current line at byte `indent` (after `- ` in a sequence entry,
     /// which is spaces and ASCII, so bytes and columns agree).
     fn mapping(&mut self, indent: usize, depth: usize) -> Option<()> {
-        if depth > MAX_DEPTH {
+        if depth > MAX_FAST_YAML_DEPTH {
             return None;
         }
         let line = self.peek()?;
@@ -278,7 +274,7 @@ impl<'a> Reader<'a> {
     /// indentation: saphyr then starts it where the first entry's value
     /// starts, not at its `-`.
     fn sequence(&mut self, indent: usize, depth: usize, indentless: bool) -> Option<()> {
-        if depth > MAX_DEPTH {
+        if depth > MAX_FAST_YAML_DEPTH {
             return None;
         }
         let first = self.peek()?;

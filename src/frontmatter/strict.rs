@@ -2,7 +2,7 @@
 //! the same) into [`serde_yaml_ng::Value`]s, where each strict rule acts
 //! before anything is expanded — anchors and aliases refused (FM-003),
 //! tags outside the core schema (FM-005), duplicate keys, more than one
-//! document, nesting past [`MAX_NESTING`], a block that is no mapping
+//! document, nesting past [`MAX_FRONTMATTER_NESTING`], a block that is no mapping
 //! (FM-006) — and every node's position is recorded.
 
 use saphyr_parser::{Event, ScalarStyle, Span, Tag};
@@ -11,10 +11,7 @@ use serde_yaml_ng::{Mapping, Number, Value};
 use super::core_schema::core_resolve;
 use super::positions::{NO_PARENT, Positions, Seg, key_text};
 use super::{FmRule, Frontmatter, FrontmatterError};
-
-/// Deepest nesting of collections accepted. Frontmatter is a few levels
-/// deep; the bound keeps a `[[[[…` block from costing recursion.
-pub(super) const MAX_NESTING: usize = 32;
+use crate::limits::MAX_FRONTMATTER_NESTING;
 
 /// A collection under construction.
 /// Each names its own node in [`Positions`], which its children's paths
@@ -187,11 +184,11 @@ impl Builder {
     }
 
     fn open(&mut self, mut open: Open, span: Span) -> Result<(), FrontmatterError> {
-        if self.stack.len() >= MAX_NESTING {
+        if self.stack.len() >= MAX_FRONTMATTER_NESTING {
             return Err(self.at(
                 span,
                 FmRule::TooDeep,
-                format!("SKILL.md frontmatter nests deeper than {MAX_NESTING} levels"),
+                format!("SKILL.md frontmatter nests deeper than {MAX_FRONTMATTER_NESTING} levels"),
             ));
         }
         // A collection used as a mapping key is allowed by YAML and named by

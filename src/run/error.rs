@@ -4,9 +4,9 @@
 
 use std::fmt;
 
-use super::plan::{MAX_ARG_BYTES, MAX_ARGS};
 use crate::echo::excerpt;
 use crate::fence::FenceError;
+use crate::limits::{MAX_RUN_ARG_BYTES, MAX_RUN_ARGS};
 
 /// Why a run was refused. Each message names the rule and the next step,
 /// and quotes no more of the script asked for than an excerpt (HARD-005).
@@ -85,12 +85,12 @@ impl fmt::Display for RunError {
             RunError::TooManyArgs { count } => {
                 write!(
                     f,
-                    "too many arguments: {count}, the cap is {MAX_ARGS}; pass a file path instead"
+                    "too many arguments: {count}, the cap is {MAX_RUN_ARGS}; pass a file path instead"
                 )
             }
             RunError::ArgsTooLarge { bytes } => write!(
                 f,
-                "arguments total {bytes} bytes, over the {MAX_ARG_BYTES}-byte cap; pass a path rather than a payload"
+                "arguments total {bytes} bytes, over the {MAX_RUN_ARG_BYTES}-byte cap; pass a path rather than a payload"
             ),
             RunError::ArgNul { index } => write!(
                 f,

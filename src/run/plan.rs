@@ -12,17 +12,13 @@ use crate::config::Config;
 use crate::fence;
 use crate::grant::Scripts;
 use crate::interpreters::Interpreters;
+use crate::limits::{MAX_RUN_ARG_BYTES, MAX_RUN_ARGS};
 
 /// The variables every script gets when the server has them (README: "A
 /// script gets `PATH`, `HOME`, `LANG`, `TZ`, `TMPDIR`, `MCP_DATA_DIR` when
 /// the host set one"). It mirrors mcp-host's `INSTALL_ALLOWLIST`: a host
 /// constant a declaration cannot widen by one name.
 pub(crate) const ENV_ALLOWLIST: &[&str] = &["PATH", "HOME", "LANG", "TZ", "TMPDIR", "MCP_DATA_DIR"];
-
-/// Most arguments one run takes.
-pub(crate) const MAX_ARGS: usize = 64;
-/// Most bytes of arguments one run takes, in all: pass a path, not a payload.
-pub(crate) const MAX_ARG_BYTES: usize = 8 * 1024;
 
 /// Exactly what would run: the dry run shows it and the run executes it.
 #[derive(Debug, Clone)]
@@ -43,11 +39,11 @@ pub(crate) struct Plan {
 }
 
 pub(super) fn check_args(args: &[String]) -> Result<(), RunError> {
-    if args.len() > MAX_ARGS {
+    if args.len() > MAX_RUN_ARGS {
         return Err(RunError::TooManyArgs { count: args.len() });
     }
     let bytes: usize = args.iter().map(String::len).sum();
-    if bytes > MAX_ARG_BYTES {
+    if bytes > MAX_RUN_ARG_BYTES {
         return Err(RunError::ArgsTooLarge { bytes });
     }
     if let Some(index) = args.iter().position(|a| a.contains('\0')) {

@@ -366,7 +366,12 @@ fn a_session_whose_stream_was_closed_opens_it_again_and_hears_reloads() {
     let session = initialize(port, &[]);
     let mut first = open_get(port, &session).unwrap_or_else(|h| panic!("{h}"));
     let others = listens(port, 1000, 1024);
-    std::thread::sleep(Duration::from_millis(300));
+    // Polled, not slept on: a busy machine may close it late (spec README,
+    // "Timing in tests").
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !ended(&mut first) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
     assert!(ended(&mut first), "the GET stream open longest was kept");
     let listed = post(
         port,
