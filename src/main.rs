@@ -411,60 +411,65 @@ fn serve_blocking(mut config: Config, args: ServeArgs) -> ExitCode {
         },
     };
     harden_for_serving();
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        // File work (reads, digests, a rescan) runs on the blocking pool.
-        // It is bounded by the read caps and page-cache bound, so threads
-        // beyond the machine's two cores do not finish it sooner, while
-        // each one glibc serves from its own arena keeps what it freed:
-        // with tokio's default of up to 512, the benchmark's 10,000-call
-        // soak grew 4.83 MiB; with 2, 2.71 MiB (BENCHMARKS.md).
-        .max_blocking_threads(2)
-        .enable_all()
-        .build()
-    {
+    let runtime = match runtime() {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("skill-mcp: could not start the async runtime: {e}");
             return ExitCode::FAILURE;
         }
     };
-    runtime.block_on(async {
-        // SIGHUP is taken over before the scan, so one sent meanwhile is
-        // queued rather than ending the process.
-        let hangups = reload::listen_for_hangup();
-        let settings = Settings::resolve(&config, args.watch);
-        let wait = settings.elicit_timeout();
-        match http {
-            None => {
-                let offer = Offer::stdio(args.no_elicit, wait);
-                let (stdin, stdout) = (tokio::io::stdin(), tokio::io::stdout());
-                match stdio::serve(settings, offer, config, stdin, stdout, hangups).await {
-                    Ok(()) => ExitCode::SUCCESS,
-                    // A client that hangs up before initializing is not an
-                    // error worth a backtrace; said, and left.
-                    Err(e @ stdio::Failed::NotStarted(_)) => {
-                        eprintln!("skill-mcp: {e}");
-                        ExitCode::SUCCESS
-                    }
-                    Err(e) => {
-                        eprintln!("skill-mcp: {e}");
-                        ExitCode::FAILURE
-                    }
+    runtime.block_on(serve(config, args, http))
+}
+
+/// The serving runtime. File work (reads, digests, a rescan) runs on the
+/// blocking pool. It is bounded by the read caps and page-cache bound, so
+/// threads beyond the machine's two cores do not finish it sooner, while
+/// each one glibc serves from its own arena keeps what it freed: with
+/// tokio's default of up to 512, the benchmark's 10,000-call soak grew
+/// 4.83 MiB; with 2, 2.71 MiB (BENCHMARKS.md).
+fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .max_blocking_threads(2)
+        .enable_all()
+        .build()
+}
+
+/// Settings, then the offer, then the door the command line picked.
+async fn serve(config: Config, args: ServeArgs, http: Option<http::Options>) -> ExitCode {
+    // SIGHUP is taken over before the scan, so one sent meanwhile is
+    // queued rather than ending the process.
+    let hangups = reload::listen_for_hangup();
+    let settings = Settings::resolve(&config, args.watch);
+    let wait = settings.elicit_timeout();
+    let served = match http {
+        None => {
+            let offer = Offer::stdio(args.no_elicit, wait);
+            let (stdin, stdout) = (tokio::io::stdin(), tokio::io::stdout());
+            match stdio::serve(settings, offer, config, stdin, stdout, hangups).await {
+                // A client that hangs up before initializing is not an
+                // error worth a backtrace: said, and left.
+                Err(e @ stdio::Failed::NotStarted(_)) => {
+                    eprintln!("skill-mcp: {e}");
+                    Ok(())
                 }
-            }
-            Some(options) => {
-                let offer = Offer::http(args.http_allow_run, wait);
-                match http::serve(settings, offer, config, options, hangups).await {
-                    Ok(()) => ExitCode::SUCCESS,
-                    Err(e) => {
-                        eprintln!("skill-mcp: {e}");
-                        ExitCode::FAILURE
-                    }
-                }
+                served => served.map_err(|e| e.to_string()),
             }
         }
-    })
+        Some(options) => {
+            let offer = Offer::http(args.http_allow_run, wait);
+            http::serve(settings, offer, config, options, hangups)
+                .await
+                .map_err(|e| e.to_string())
+        }
+    };
+    match served {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("skill-mcp: {e}");
+            ExitCode::FAILURE
+        }
+    }
 }
 
 /// `--http`'s options. The token is read before the environment is wiped,

@@ -1,6 +1,8 @@
 //! The snapshot: everything the doors read, built from a [`Config`] in one
-//! pass — catalog, then grant, then interpreters, then the Skills
-//! extension's view — and never changed after. The boot scan makes the
+//! pass — catalog, then grant, then interpreters (listed as the [`Offer`]
+//! offers runs), then the Skills extension's view — and never changed
+//! after. The process's [`Settings`], resolved once, are shared by every
+//! snapshot, not recomputed by each. The boot scan makes the
 //! first; a reload (spec RELOAD-002) builds a whole new one and swaps it in,
 //! so a request works on one snapshot from start to end.
 //!
