@@ -75,10 +75,6 @@ pub struct Config {
     pub grant: Option<String>,
     /// `SKILL_MCP_WATCH` asks for the opt-in reload mode (`1` or `true`).
     pub watch: bool,
-    /// Why no script may run in this deployment at all, when the door
-    /// chose so (HTTP-009: `--http` without `--http-allow-run`); `None`
-    /// lets the grant and the interpreter set decide.
-    pub runs_off: Option<&'static str>,
     /// The whole environment as it was at boot. `run` picks the allowlist
     /// and granted names out of it; nothing else is ever handed on.
     pub env: BTreeMap<OsString, OsString>,
@@ -175,7 +171,6 @@ impl Config {
             proxy_vars,
             grant,
             watch,
-            runs_off: None,
             env,
         }
     }
@@ -191,114 +186,6 @@ impl Config {
     /// True when a host started this process.
     pub(crate) fn hosted(&self) -> bool {
         !self.hosted_markers.is_empty()
-    }
-
-    /// The answer budget (spec LIST-005): [`ANSWER_BUDGET_CHARS`], or the
-    /// whole number in `SKILL_MCP_ANSWER_BUDGET`; a value that is not one
-    /// in range is refused with the rule it breaks, and the default holds.
-    ///
-    /// [`ANSWER_BUDGET_CHARS`]: crate::limits::ANSWER_BUDGET_CHARS
-    pub(crate) fn answer_budget(&self) -> (usize, Option<String>) {
-        use crate::limits::{
-            ANSWER_BUDGET_CHARS, ANSWER_BUDGET_VAR, MAX_ANSWER_BUDGET_CHARS,
-            MIN_ANSWER_BUDGET_CHARS,
-        };
-        self.whole_number(
-            ANSWER_BUDGET_VAR,
-            ANSWER_BUDGET_CHARS,
-            MIN_ANSWER_BUDGET_CHARS..=MAX_ANSWER_BUDGET_CHARS,
-            "characters",
-            "LIST-005",
-        )
-    }
-
-    /// How many characters the `initialize` instructions may spend listing
-    /// the catalog (spec LIST-014): [`INSTRUCTIONS_INDEX_CHARS`], or the
-    /// whole number in `SKILL_MCP_INSTRUCTIONS_CHARS`, refused as
-    /// [`Config::answer_budget`] refuses.
-    ///
-    /// [`INSTRUCTIONS_INDEX_CHARS`]: crate::limits::INSTRUCTIONS_INDEX_CHARS
-    pub(crate) fn instructions_budget(&self) -> (usize, Option<String>) {
-        use crate::limits::{
-            INSTRUCTIONS_INDEX_CHARS, INSTRUCTIONS_INDEX_VAR, MAX_INSTRUCTIONS_INDEX_CHARS,
-        };
-        self.whole_number(
-            INSTRUCTIONS_INDEX_VAR,
-            INSTRUCTIONS_INDEX_CHARS,
-            0..=MAX_INSTRUCTIONS_INDEX_CHARS,
-            "characters",
-            "LIST-014",
-        )
-    }
-
-    /// How long a run's approval is waited for, in seconds (RUN-028):
-    /// [`ELICIT_TIMEOUT_SECS`] unless [`ELICIT_TIMEOUT_VAR`] gives a whole
-    /// number from 1 to [`MAX_ELICIT_TIMEOUT_SECS`]; anything else is
-    /// refused as [`Config::answer_budget`] refuses.
-    ///
-    /// [`ELICIT_TIMEOUT_SECS`]: crate::limits::ELICIT_TIMEOUT_SECS
-    /// [`ELICIT_TIMEOUT_VAR`]: crate::limits::ELICIT_TIMEOUT_VAR
-    /// [`MAX_ELICIT_TIMEOUT_SECS`]: crate::limits::MAX_ELICIT_TIMEOUT_SECS
-    pub(crate) fn elicit_timeout(&self) -> (usize, Option<String>) {
-        use crate::limits::{ELICIT_TIMEOUT_SECS, ELICIT_TIMEOUT_VAR, MAX_ELICIT_TIMEOUT_SECS};
-        self.whole_number(
-            ELICIT_TIMEOUT_VAR,
-            ELICIT_TIMEOUT_SECS,
-            1..=MAX_ELICIT_TIMEOUT_SECS,
-            "seconds",
-            "RUN-028",
-        )
-    }
-
-    /// How long an HTTP session may sit untouched before it is closed, in
-    /// seconds (HTTP-008): [`HTTP_SESSION_IDLE_SECS`] unless
-    /// [`HTTP_SESSION_IDLE_VAR`] gives a whole number from 1 to
-    /// [`MAX_HTTP_SESSION_IDLE_SECS`]; anything else is refused as
-    /// [`Config::answer_budget`] refuses.
-    ///
-    /// [`HTTP_SESSION_IDLE_SECS`]: crate::limits::HTTP_SESSION_IDLE_SECS
-    /// [`HTTP_SESSION_IDLE_VAR`]: crate::limits::HTTP_SESSION_IDLE_VAR
-    /// [`MAX_HTTP_SESSION_IDLE_SECS`]: crate::limits::MAX_HTTP_SESSION_IDLE_SECS
-    pub(crate) fn http_session_idle(&self) -> (usize, Option<String>) {
-        use crate::limits::{
-            HTTP_SESSION_IDLE_SECS, HTTP_SESSION_IDLE_VAR, MAX_HTTP_SESSION_IDLE_SECS,
-        };
-        self.whole_number(
-            HTTP_SESSION_IDLE_VAR,
-            HTTP_SESSION_IDLE_SECS,
-            1..=MAX_HTTP_SESSION_IDLE_SECS,
-            "seconds",
-            "HTTP-008",
-        )
-    }
-
-    /// A whole-number setting: `default` when `var` is unset or empty,
-    /// its value when it is a whole number in `range`, else the default
-    /// and why the value was refused (naming `rule`).
-    fn whole_number(
-        &self,
-        var: &str,
-        default: usize,
-        range: std::ops::RangeInclusive<usize>,
-        unit: &str,
-        rule: &str,
-    ) -> (usize, Option<String>) {
-        let Some(raw) = self.var(var).filter(|v| !v.is_empty()) else {
-            return (default, None);
-        };
-        let text = raw.to_string_lossy();
-        match text.trim().parse::<usize>() {
-            Ok(n) if range.contains(&n) => (n, None),
-            _ => (
-                default,
-                Some(format!(
-                    "{var} is {:?}, not a whole number from {} to {}; the default of {default} {unit} holds ({rule})",
-                    text.chars().take(40).collect::<String>(),
-                    range.start(),
-                    range.end()
-                )),
-            ),
-        }
     }
 
     /// True when the machine looks fenced (spec RUN-016): a host started

@@ -2,10 +2,13 @@
 //! runs only the scripts a skill declares, behind a strict fence.
 //!
 //! Data flows one way: [`config`] (the environment, read once) →
-//! [`catalog`] (scanned, then immutable) → [`snapshot`] (the catalog with
-//! its grant and the Skills extension's view: what every door reads) →
-//! the doors: the MCP handlers in [`server`], the reloader in [`reload`]
-//! (which swaps whole snapshots) and the author linter in [`check`].
+//! [`settings`] (resolved from it and the command line, once) and
+//! [`offer`] (what this process offers: runs, approvals) → [`catalog`]
+//! (scanned, then immutable) → [`snapshot`] (the catalog with its grant
+//! and the Skills extension's view: what every door reads) → the MCP
+//! handlers in [`server`], the reloader in [`reload`] (which swaps whole
+//! snapshots) and the author linter in [`check`] → the two doors of one
+//! shape, [`stdio`] and [`http`].
 //! [`frontmatter`] and [`declaration`] read SKILL.md strictly; [`fence`]
 //! decides which paths may be read or run; [`grant`] decides which
 //! declared scripts may run; [`run`] runs them, and [`harden`] keeps the
@@ -32,6 +35,7 @@ pub mod harden;
 pub mod http;
 mod interpreters;
 pub mod limits;
+pub mod offer;
 pub mod problem;
 mod read;
 mod refusal;
@@ -39,8 +43,10 @@ pub mod reload;
 pub mod run;
 pub mod search;
 pub mod server;
+pub mod settings;
 mod shapes;
 mod skills_ext;
 pub mod snapshot;
+pub mod stdio;
 pub mod transport;
 mod uri;

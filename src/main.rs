@@ -7,12 +7,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, CommandFactory, Parser, Subcommand};
-use rmcp::ServiceExt;
 use skill_mcp::check;
 use skill_mcp::config::{self, Config};
-use skill_mcp::server::{Elicit, SkillServer};
-use skill_mcp::snapshot::Snapshot;
-use skill_mcp::{http, reload, transport};
+use skill_mcp::offer::Offer;
+use skill_mcp::settings::Settings;
+use skill_mcp::{http, reload, stdio};
 
 /// Serves a directory of Agent Skills over MCP (stdio, or HTTP with --http).
 ///
@@ -398,71 +397,73 @@ fn run_check(config: Config, args: CheckArgs) -> ExitCode {
     }
 }
 
+/// Serving (spec SRV-001, HTTP-001): the command line and the environment
+/// resolved into settings and an offer, once, then one of the two doors.
 fn serve_blocking(mut config: Config, args: ServeArgs) -> ExitCode {
-    // The token is read before the environment is wiped, and taken out of
-    // the configuration so no script can be given it (HTTP-005).
     let http = match args.http {
         None => None,
-        Some(addr) => {
-            let var = config
-                .env
-                .remove(std::ffi::OsStr::new(skill_mcp::http::access::TOKEN_VAR));
-            match skill_mcp::http::access::token(args.http_token_file.as_deref(), var.as_deref()) {
-                Ok(token) => Some(http::Options {
-                    addr,
-                    token,
-                    allow_hosts: args.http_allow_host,
-                    allow_origins: args.http_allow_origin,
-                    allow_run: args.http_allow_run,
-                }),
-                Err(e) => {
-                    eprintln!("skill-mcp: {e}");
-                    return ExitCode::from(2);
-                }
+        Some(addr) => match http_options(addr, &args, &mut config) {
+            Ok(options) => Some(options),
+            Err(e) => {
+                eprintln!("skill-mcp: {e}");
+                return ExitCode::from(2);
             }
-        }
+        },
     };
     harden_for_serving();
-    let watch = args.watch;
-    let elicit = if args.no_elicit {
-        Elicit::Off
-    } else {
-        Elicit::WhenDeclared
-    };
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        // File work (reads, digests, a rescan) runs on the blocking pool.
-        // It is bounded by the read caps and page-cache bound, so threads
-        // beyond the machine's two cores do not finish it sooner, while
-        // each one glibc serves from its own arena keeps what it freed:
-        // with tokio's default of up to 512, the benchmark's 10,000-call
-        // soak grew 4.83 MiB; with 2, 2.71 MiB (BENCHMARKS.md).
-        .max_blocking_threads(2)
-        .enable_all()
-        .build()
-    {
+    let runtime = match runtime() {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("skill-mcp: could not start the async runtime: {e}");
             return ExitCode::FAILURE;
         }
     };
-    match http {
-        None => runtime.block_on(serve(config, watch, elicit)),
-        Some(options) => runtime.block_on(serve_http(config, options, watch)),
-    }
+    runtime.block_on(serve(config, args, http))
 }
 
-/// `--http` (spec HTTP-001): the same boot scan, served over HTTP.
-async fn serve_http(mut config: Config, options: http::Options, watch: bool) -> ExitCode {
-    if !options.allow_run {
-        // No script is listed as runnable where none can run (HTTP-009).
-        config.runs_off = Some(http::RUNS_OFF);
-    }
+/// The serving runtime. File work (reads, digests, a rescan) runs on the
+/// blocking pool. It is bounded by the read caps and page-cache bound, so
+/// threads beyond the machine's two cores do not finish it sooner, while
+/// each one glibc serves from its own arena keeps what it freed: with
+/// tokio's default of up to 512, the benchmark's 10,000-call soak grew
+/// 4.83 MiB; with 2, 2.71 MiB (BENCHMARKS.md).
+fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .max_blocking_threads(2)
+        .enable_all()
+        .build()
+}
+
+/// Settings, then the offer, then the door the command line picked.
+async fn serve(config: Config, args: ServeArgs, http: Option<http::Options>) -> ExitCode {
+    // SIGHUP is taken over before the scan, so one sent meanwhile is
+    // queued rather than ending the process.
     let hangups = reload::listen_for_hangup();
-    let watch = watch || config.watch;
-    let snapshot = boot(&config);
-    match http::serve(config, snapshot, options, watch, hangups).await {
+    let settings = Settings::resolve(&config, args.watch);
+    let wait = settings.elicit_timeout();
+    let served = match http {
+        None => {
+            let offer = Offer::stdio(args.no_elicit, wait);
+            let (stdin, stdout) = (tokio::io::stdin(), tokio::io::stdout());
+            match stdio::serve(settings, offer, config, stdin, stdout, hangups).await {
+                // A client that hangs up before initializing is not an
+                // error worth a backtrace: said, and left.
+                Err(e @ stdio::Failed::NotStarted(_)) => {
+                    eprintln!("skill-mcp: {e}");
+                    Ok(())
+                }
+                served => served.map_err(|e| e.to_string()),
+            }
+        }
+        Some(options) => {
+            let offer = Offer::http(args.http_allow_run, wait);
+            http::serve(settings, offer, config, options, hangups)
+                .await
+                .map_err(|e| e.to_string())
+        }
+    };
+    match served {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("skill-mcp: {e}");
@@ -471,46 +472,22 @@ async fn serve_http(mut config: Config, options: http::Options, watch: bool) -> 
     }
 }
 
-/// The boot scan, its problems logged (spec SRV-010).
-fn boot(config: &Config) -> Snapshot {
-    let snapshot = Snapshot::boot(config.clone());
-    snapshot.log_problems(&[]);
-    tracing::info!(
-        skills = snapshot.catalog.skills.len(),
-        problems = snapshot.problems.len(),
-        "catalog scanned"
-    );
-    snapshot
-}
-
-async fn serve(config: Config, watch: bool, elicit: Elicit) -> ExitCode {
-    let hangups = reload::listen_for_hangup();
-    let watch = watch || config.watch;
-    let snapshot = boot(&config);
-    let (hangup_tx, hangup_rx) = tokio::sync::watch::channel(false);
-    let server = SkillServer::with_hangup(snapshot, hangup_rx).with_elicit(elicit);
-    let live = server.live();
-    // Every client line passes the guard before rmcp sees it (spec WIRE-*).
-    let versions = rmcp::ServerHandler::supported_protocol_versions(&server).into_owned();
-    let transport =
-        transport::Lines::new(tokio::io::stdin(), tokio::io::stdout(), hangup_tx, versions);
-    let service = match server.serve(transport).await {
-        Ok(s) => s,
-        Err(e) => {
-            // A client that hangs up before initializing is not an error
-            // worth a backtrace; say what happened and leave.
-            eprintln!("skill-mcp: the session did not start: {e}");
-            return ExitCode::SUCCESS;
-        }
-    };
-    let peers = std::sync::Arc::new(reload::Peers::default());
-    peers.add(service.peer().clone());
-    let _reloader = reload::start(live, config, peers, watch, hangups);
-    match service.waiting().await {
-        Ok(_) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("skill-mcp: the session ended with an error: {e}");
-            ExitCode::FAILURE
-        }
-    }
+/// `--http`'s options. The token is read before the environment is wiped,
+/// and taken out of the configuration so no script can be given it
+/// (HTTP-005).
+fn http_options(
+    addr: std::net::SocketAddr,
+    args: &ServeArgs,
+    config: &mut Config,
+) -> Result<http::Options, String> {
+    let var = config
+        .env
+        .remove(std::ffi::OsStr::new(http::access::TOKEN_VAR));
+    let token = http::access::token(args.http_token_file.as_deref(), var.as_deref())?;
+    Ok(http::Options {
+        addr,
+        token,
+        allow_hosts: args.http_allow_host.clone(),
+        allow_origins: args.http_allow_origin.clone(),
+    })
 }

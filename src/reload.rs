@@ -21,6 +21,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use crate::config::Config;
+use crate::offer::Offer;
 use crate::problem::Reason;
 use crate::snapshot::Snapshot;
 
@@ -49,6 +50,9 @@ pub struct Live {
     /// (HTTP-012): a listen holds a receiver for its life, so one that
     /// ends leaves nothing behind.
     swaps: tokio::sync::broadcast::Sender<Changed>,
+    /// What this process offers, which every rescan lists its scripts by
+    /// (HTTP-009), as the boot scan did.
+    offer: Offer,
 }
 
 /// Who hears of a swap (RELOAD-*, HTTP-010): the one stdio client, or
@@ -134,12 +138,13 @@ fn resources_fingerprint(s: &Snapshot) -> u64 {
 }
 
 impl Live {
-    pub(crate) fn new(snapshot: Snapshot) -> Live {
+    pub(crate) fn new(snapshot: Snapshot, offer: Offer) -> Live {
         Live {
             current: RwLock::new(Arc::new(snapshot)),
             refused: Mutex::new(None),
             rescanning: Mutex::new(()),
             swaps: tokio::sync::broadcast::channel(SWAPS_UNREAD).0,
+            offer,
         }
     }
 
@@ -164,11 +169,12 @@ impl Live {
 
     /// Scans anew and swaps the result in when it can be trusted and differs
     /// (RELOAD-002, RELOAD-003). Returns what changed; `None` when nothing
-    /// was swapped.
+    /// was swapped. The settings are the boot's, resolved once.
     pub(crate) fn rescan(&self, config: &Config) -> Option<Changed> {
         let _one = self.rescanning.lock().ok()?;
         let old = self.current();
-        let next = Snapshot::build(config.clone(), old.generation + 1);
+        let settings = Arc::clone(&old.settings);
+        let next = Snapshot::build(config.clone(), settings, &self.offer, old.generation + 1);
         if let Some(p) = next
             .problems
             .iter()

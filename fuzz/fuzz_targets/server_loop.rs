@@ -1,5 +1,6 @@
-//! Client bytes fed to the whole server loop, in process: the transport,
-//! rmcp's service and the handlers over a small fixed catalog. Per input a
+//! Client bytes fed to the whole server loop, in process: the stdio door
+//! (the transport, rmcp's service and the handlers) over a small fixed
+//! catalog, served on in-memory pipes. Per input a
 //! fresh session gets `initialize`, `notifications/initialized`, then the
 //! fuzzed bytes as they are (split into lines by the guard), then EOF.
 //!
@@ -15,12 +16,11 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use libfuzzer_sys::fuzz_target;
-use rmcp::ServiceExt;
 use serde_json::Value;
 use skill_mcp::config::Config;
-use skill_mcp::server::SkillServer;
-use skill_mcp::snapshot::Snapshot;
-use skill_mcp::transport;
+use skill_mcp::offer::Offer;
+use skill_mcp::settings::Settings;
+use skill_mcp::stdio;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 const INIT: &str = concat!(
@@ -61,26 +61,24 @@ fn runtime() -> &'static tokio::runtime::Runtime {
     })
 }
 
-fn served() -> Snapshot {
+fn config() -> Config {
     let mut env: BTreeMap<OsString, OsString> = BTreeMap::new();
     env.insert("SKILLS_DIR".into(), tree().as_os_str().to_owned());
     // An empty grant: nothing may run, so no input can start a process.
     env.insert("MCP_SKILL_RUN".into(), "[]".into());
-    Snapshot::boot(Config::from_env(env, Path::new("/"), PathBuf::from("/nonexistent")))
+    Config::from_env(env, Path::new("/"), PathBuf::from("/nonexistent"))
 }
 
 async fn session(input: Vec<u8>) -> Vec<u8> {
     let (client_in, server_in) = tokio::io::duplex(1 << 20);
     let (server_out, mut client_out) = tokio::io::duplex(1 << 20);
-    let (hangup_tx, hangup_rx) = tokio::sync::watch::channel(false);
-    let server = SkillServer::with_hangup(served(), hangup_rx);
-    let versions = rmcp::ServerHandler::supported_protocol_versions(&server).into_owned();
-    let transport = transport::Lines::new(server_in, server_out, hangup_tx, versions);
-    let serving = tokio::spawn(async move {
-        if let Ok(service) = server.serve(transport).await {
-            let _ = service.waiting().await;
-        }
-    });
+    let config = config();
+    let settings = Settings::resolve(&config, false);
+    let offer = Offer::stdio(false, settings.elicit_timeout());
+    // No SIGHUP: each input is a session of its own, and nothing rescans.
+    let serving = tokio::spawn(stdio::serve(
+        settings, offer, config, server_in, server_out, None,
+    ));
     let writer = tokio::spawn(async move {
         let mut w = client_in;
         let _ = w.write_all(INIT.as_bytes()).await;

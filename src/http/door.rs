@@ -1302,8 +1302,8 @@ mod tests {
         let mut env = BTreeMap::new();
         env.insert(OsString::from("SKILLS_DIR"), root.as_os_str().to_owned());
         let snapshot = Snapshot::boot(Config::from_env(env, Path::new("/"), PathBuf::from("/x")));
-        let chars = snapshot.budget;
-        let server = SkillServer::new(snapshot).without_run();
+        let chars = snapshot.settings.budget;
+        let server = SkillServer::new(snapshot, crate::offer::Offer::http(false, Duration::ZERO));
         let sessions = Arc::new(Sessions::new(Duration::from_secs(300)));
         let rmcp = StreamableHttpService::new(
             move || Ok(server.clone()),

@@ -33,17 +33,19 @@ use crate::config::Config;
 use crate::limits::{
     HTTP_READ_TIMEOUT_SECS, MAX_HTTP_BODY_BYTES, MAX_HTTP_CONNECTIONS, MAX_HTTP_HEAD_BYTES,
 };
+use crate::offer::Offer;
 use crate::reload::{self, Peers};
-use crate::server::{Elicit, SkillServer};
+use crate::server::SkillServer;
+use crate::settings::Settings;
 use crate::snapshot::Snapshot;
 use access::Access;
 use connections::{Connections, Doing, Watched};
 use door::Door;
 use sessions::Sessions;
 
-/// Why a script cannot run over HTTP unless the owner offers runs: each
-/// listed script says so instead of looking runnable (HTTP-009).
-pub const RUNS_OFF: &str = "skill_run is not offered over HTTP on this server (HTTP-009): its owner can offer runs with --http-allow-run";
+/// Why a script cannot run over HTTP unless the owner offers runs
+/// (HTTP-009): the offer's words.
+pub use crate::offer::RUNS_OFF;
 
 /// What the owner asked of the HTTP server.
 pub struct Options {
@@ -53,8 +55,6 @@ pub struct Options {
     pub allow_hosts: Vec<String>,
     /// Browser origins whose pages may call the server (HTTP-017).
     pub allow_origins: Vec<String>,
-    /// Offer `skill_run` (HTTP-009).
-    pub allow_run: bool,
 }
 
 /// `--http ADDR`: `HOST:PORT`, `[V6]:PORT`, or a bare port on 127.0.0.1
@@ -150,15 +150,21 @@ impl std::fmt::Display for Failed {
     }
 }
 
-/// Serves until SIGINT or SIGTERM. The snapshot is scanned by the caller,
-/// as for stdio.
+/// Serves until SIGINT or SIGTERM, shaped as [`crate::stdio::serve`] is:
+/// the settings and the offer in (runs offered only with
+/// `--http-allow-run`, HTTP-009), the boot scan made here, and `hangups`
+/// SIGHUP taken over at startup.
 pub async fn serve(
+    settings: Settings,
+    offer: Offer,
     config: Config,
-    snapshot: Snapshot,
     options: Options,
-    watch: bool,
     hangups: Option<tokio::signal::unix::Signal>,
 ) -> Result<(), Failed> {
+    let watch = settings.watch;
+    let idle = settings.http_session_idle;
+    let answer_chars = settings.budget;
+    let snapshot = Snapshot::serving(config.clone(), settings, &offer);
     if !options.addr.ip().is_loopback() && options.token.is_none() {
         return Err(Failed::NoToken(options.addr));
     }
@@ -170,16 +176,10 @@ pub async fn serve(
         .local_addr()
         .map_err(|e| Failed::Bind(options.addr, e))?;
 
-    let idle = snapshot.http_session_idle;
-    let answer_chars = snapshot.budget;
     let peers = Arc::new(Peers::default());
-    let mut server = SkillServer::new(snapshot).with_peers(Arc::clone(&peers));
-    if options.allow_run {
-        // Every run over HTTP is a human's to approve (HTTP-009, RUN-028).
-        server = server.with_elicit(Elicit::Required);
-    } else {
-        server = server.without_run();
-    }
+    // Every run over HTTP is a human's to approve, when runs are offered at
+    // all (HTTP-009, RUN-028): the offer says so.
+    let server = SkillServer::new(snapshot, offer).with_peers(Arc::clone(&peers));
     let live = server.live();
     let sessions = Arc::new(Sessions::new(idle));
     sessions.expire_idle();
@@ -200,14 +200,14 @@ pub async fn serve(
         &options.allow_origins,
         options.token.as_deref(),
     );
-    tracing::info!(hosts = ?access.hosts(), origins = ?access.origins(), token = options.token.is_some(), run = options.allow_run, "serving over HTTP");
+    tracing::info!(hosts = ?access.hosts(), origins = ?access.origins(), token = options.token.is_some(), run = offer.runs(), "serving over HTTP");
     let cors = cors::layer(access.origins());
     let connections = Arc::new(Connections::default());
     let door = Arc::new(Door::new(
         access,
         rmcp,
         sessions,
-        options.allow_run,
+        offer.runs(),
         answer_chars,
         Arc::clone(&connections),
     ));

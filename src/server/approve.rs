@@ -13,18 +13,8 @@ use rmcp::service::{PeerRequestOptions, RequestContext, ServiceError};
 use tokio::sync::watch;
 
 use crate::limits::MAX_PENDING_APPROVALS;
+use crate::offer::Elicit;
 use crate::shapes::WillRun;
-
-/// When a confirmed run asks a human first.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Elicit {
-    /// Never: the owner turned it off (`--no-elicit`); `confirm: true` runs.
-    Off,
-    /// When the client declared the capability (stdio's default).
-    WhenDeclared,
-    /// Always: a client that cannot be asked is refused (HTTP-009).
-    Required,
-}
 
 /// Whether this request's client can be sent an elicitation: it declared
 /// the capability, and its protocol allows a server-to-client request

@@ -127,7 +127,7 @@ pub(crate) fn read_inline(snap: &Snapshot, uri_text: &str) -> bool {
     let Ok((name, path)) = uri::parse(uri_text) else {
         return false;
     };
-    let Ok((skill, _)) = snap.skill(&name) else {
+    let Ok(skill) = snap.skill_named(&name) else {
         return false;
     };
     skill
@@ -145,7 +145,9 @@ pub(crate) fn read_resource(
         message,
         uri: uri_text.to_owned(),
     })?;
-    let (skill, _) = snap.skill(&name).map_err(|m| not_found(m, uri_text))?;
+    let skill = snap
+        .skill_named(&name)
+        .map_err(|m| not_found(m, uri_text))?;
     let (f, stale) = bundle::read_one_with(&skill.dir, &path, |meta| {
         snap.skills_view
             .stale_note(&snap.catalog, &name, &path, meta)

@@ -12,8 +12,6 @@ mod lists;
 mod refusal;
 mod skills;
 
-pub use approve::Elicit;
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -30,6 +28,7 @@ use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, tool, tool_handler, tool_router};
 
 use crate::echo::{Args, progress_token_refusal};
+use crate::offer::Offer;
 use crate::reload::{Live, Peers};
 use crate::run::{RunLock, Watch};
 use crate::shapes::*;
@@ -48,8 +47,10 @@ pub struct SkillServer {
     /// Where a session's peer is kept for reload's notifications, when
     /// sessions come and go (HTTP-010).
     peers: Option<Arc<Peers>>,
-    /// When a confirmed run asks a human first (RUN-028).
-    elicit: Elicit,
+    /// What this process offers: whether `skill_run` is listed, and when
+    /// a confirmed run asks a human first and for how long (RUN-028,
+    /// HTTP-009).
+    offer: Offer,
     /// Confirmed runs waiting for a person's approval, shared by every
     /// session (RUN-028, `MAX_PENDING_APPROVALS`).
     approvals: Arc<tokio::sync::Semaphore>,
@@ -62,44 +63,39 @@ impl SkillServer {
     }
 
     /// A server whose runs end when `hangup` turns true (the client left).
-    pub fn with_hangup(
+    pub(crate) fn with_hangup(
         snapshot: Snapshot,
+        offer: Offer,
         hangup: tokio::sync::watch::Receiver<bool>,
     ) -> SkillServer {
-        let mut s = SkillServer::new(snapshot);
+        let mut s = SkillServer::new(snapshot, offer);
         s.run_lock = Arc::new(RunLock::new(Some(hangup)));
         s
     }
 
-    pub fn new(snapshot: Snapshot) -> SkillServer {
+    /// The router over `snapshot`, offering what `offer` offers.
+    pub fn new(snapshot: Snapshot, offer: Offer) -> SkillServer {
+        let mut tool_router = plain_schemas(Self::tool_router());
+        if !offer.runs() {
+            // No `skill_run` in `tools/list` where no run is offered
+            // (HTTP-009): over HTTP, runs are the owner's to turn on.
+            tool_router.map.remove("skill_run");
+        }
         SkillServer {
-            live: Arc::new(Live::new(snapshot)),
+            live: Arc::new(Live::new(snapshot, offer)),
             run_lock: Arc::new(RunLock::new(None)),
-            tool_router: Arc::new(plain_schemas(Self::tool_router())),
+            tool_router: Arc::new(tool_router),
             peers: None,
-            elicit: Elicit::WhenDeclared,
+            offer,
             approvals: Arc::new(tokio::sync::Semaphore::new(
                 crate::limits::MAX_PENDING_APPROVALS,
             )),
         }
     }
 
-    /// When a confirmed run asks a human first (RUN-028, HTTP-009).
-    pub fn with_elicit(mut self, elicit: Elicit) -> SkillServer {
-        self.elicit = elicit;
-        self
-    }
-
     /// Each session that initializes joins `peers`, so a reload reaches it.
     pub fn with_peers(mut self, peers: Arc<Peers>) -> SkillServer {
         self.peers = Some(peers);
-        self
-    }
-
-    /// Without `skill_run` in `tools/list` (HTTP-009): over HTTP, runs are
-    /// the owner's to turn on.
-    pub fn without_run(mut self) -> SkillServer {
-        Arc::make_mut(&mut self.tool_router).map.remove("skill_run");
         self
     }
 }
@@ -276,8 +272,8 @@ impl SkillServer {
         };
         // The run drops its sender when it settles, so the forwarder ends
         // after the last tick is sent and before the reply is.
-        let mode = self.elicit;
-        let wait = served.elicit_timeout;
+        let mode = self.offer.elicit;
+        let wait = self.offer.elicit_timeout;
         let hangup = self.run_lock.hangup();
         let approvals = &self.approvals;
         let ask = |plan| approve::approve(mode, &ctx, wait, hangup, approvals, plan);

@@ -156,7 +156,7 @@ fn json_str_len(s: &str) -> usize {
 /// Bytes of JSON one entry may take: the answer budget less what a page
 /// spends around its entries (SKX-015).
 fn room(snap: &Snapshot) -> usize {
-    snap.budget.saturating_sub(PAGE_SLACK)
+    snap.settings.budget.saturating_sub(PAGE_SLACK)
 }
 
 /// Bytes an answer spends on what is not an entry: `{"skills":[…]}`,

@@ -116,10 +116,10 @@ impl Digest {
     pub(super) fn start(snap: &Snapshot) -> Digest {
         let mut h = Fields(Sha256::new());
         h.put(VERSION);
-        h.num(snap.budget as u64);
+        h.num(snap.settings.budget as u64);
         let model = snap.config.var(EMBEDDINGS_VAR).unwrap_or_default();
         h.put(model.as_encoded_bytes());
-        h.num(u64::from(snap.model.is_some()));
+        h.num(u64::from(snap.settings.model.is_some()));
         // The top-level fields but this process's own (roots, where the
         // roots and the grant came from, the grant's note or error):
         // their size moves where pages end.
@@ -183,6 +183,13 @@ mod tests {
             Path::new("/"),
             PathBuf::from("/nowhere"),
         ))
+    }
+
+    /// A scan numbered `generation`, its settings resolved from `config`.
+    fn scan(config: Config, generation: u64) -> Snapshot {
+        let settings = std::sync::Arc::new(crate::settings::Settings::resolve(&config, false));
+        let offer = crate::offer::Offer::stdio(false, settings.elicit_timeout);
+        Snapshot::build(config, settings, &offer, generation)
     }
 
     /// One skill of a generated tree: its description, body, extra files.
@@ -291,8 +298,8 @@ mod tests {
         // some of them.
         for budget in (2000..2400).step_by(4) {
             let budget = budget.to_string();
-            let young = Snapshot::build(config(&budget), 1);
-            let old = Snapshot::build(config(&budget), 1_000_000_000_000);
+            let young = scan(config(&budget), 1);
+            let old = scan(config(&budget), 1_000_000_000_000);
             assert_eq!(young.identity(), old.identity());
             let mut args = crate::shapes::ListArgs::default();
             let mut seen = Vec::new();
@@ -316,12 +323,9 @@ mod tests {
             }
             assert_eq!(seen.len(), 60);
         }
-        let young = Snapshot::build(config("2000"), 1);
+        let young = scan(config("2000"), 1);
         // Another budget is another catalog.
-        assert_ne!(
-            young.identity(),
-            Snapshot::build(config("3000"), 1).identity()
-        );
+        assert_ne!(young.identity(), scan(config("3000"), 1).identity());
     }
 
     proptest! {

@@ -1,6 +1,8 @@
 //! The snapshot: everything the doors read, built from a [`Config`] in one
-//! pass — catalog, then grant, then interpreters, then the Skills
-//! extension's view — and never changed after. The boot scan makes the
+//! pass — catalog, then grant, then interpreters (listed as the [`Offer`]
+//! offers runs), then the Skills extension's view — and never changed
+//! after. The process's [`Settings`], resolved once, are shared by every
+//! snapshot, not recomputed by each. The boot scan makes the
 //! first; a reload (spec RELOAD-002) builds a whole new one and swaps it in,
 //! so a request works on one snapshot from start to end.
 //!
@@ -18,7 +20,7 @@ mod tools;
 pub(crate) use identity::Identity;
 pub(crate) use pages::{CatalogIndex, Serialized};
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::catalog::{self, Catalog, FileEntry, Skill};
@@ -26,11 +28,10 @@ use crate::config::Config;
 use crate::echo::excerpt;
 use crate::grant::{self, Grant, Scripts};
 use crate::interpreters::Interpreters;
-use crate::limits::{
-    ANSWER_BUDGET_VAR, ELICIT_TIMEOUT_VAR, EMBEDDINGS_VAR, HTTP_SESSION_IDLE_VAR,
-    INSTRUCTIONS_INDEX_VAR, MAX_SKILL_NAME_BYTES,
-};
+use crate::limits::MAX_SKILL_NAME_BYTES;
+use crate::offer::Offer;
 use crate::problem::{Problem, Reason};
+use crate::settings::Settings;
 use crate::skills_ext::SkillsView;
 
 /// One scan's worth of served state; immutable once built.
@@ -40,7 +41,8 @@ pub struct Snapshot {
     pub catalog: Catalog,
     pub(crate) grant: Grant,
     pub(crate) interpreters: Interpreters,
-    /// The catalog's problems, then the grant's, then the Skills extension's.
+    /// The catalog's problems, then the grant's, then the Skills
+    /// extension's, then the settings'.
     pub problems: Vec<Problem>,
     /// The MCP Skills extension's view of the catalog (SEP-2640).
     pub(crate) skills_view: SkillsView,
@@ -53,16 +55,9 @@ pub struct Snapshot {
     /// Where each skill's files start in the one list of every bundled
     /// file (skills by name, files by path) that `resources/list` pages.
     file_offsets: Vec<usize>,
-    /// The most characters of JSON one answer may hold (LIST-005).
-    pub(crate) budget: usize,
-    /// The most characters the `initialize` instructions spend on the
-    /// catalog (LIST-014).
-    pub(crate) instructions_budget: usize,
-    /// How long a run's approval is waited for (RUN-028).
-    pub(crate) elicit_timeout: std::time::Duration,
-    /// How long an HTTP session may sit untouched (HTTP-008): read once,
-    /// when serving over HTTP starts.
-    pub(crate) http_session_idle: std::time::Duration,
+    /// The process's settings, resolved once and shared by every rescan:
+    /// the answers are sized by its budgets and searched with its model.
+    pub(crate) settings: Arc<Settings>,
     /// `skill_list`'s entries and their sizes, computed on first use.
     entries: OnceLock<pages::Entries>,
     /// `skill_list` with no arguments, serialized on first use.
@@ -70,8 +65,6 @@ pub struct Snapshot {
     /// What `query` searches (LIST-010), built on the first query: a
     /// reload's snapshot builds its own.
     index: OnceLock<crate::search::Index>,
-    /// The owner's embedding model, when one is set and loads (LIST-017).
-    model: Option<std::sync::Arc<crate::search::semantic::Model>>,
     /// The `initialize` instructions, made once: rmcp asks the handler for
     /// its info (instructions included) on many requests, to check a
     /// capability, and the catalog's listing or themes cost a pass over
@@ -80,48 +73,43 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
-    /// The boot scan: generation 1.
+    /// The boot scan `check` and the tests make: the settings resolved
+    /// from `config` alone, and runs offered as over stdio.
     pub fn boot(config: Config) -> Snapshot {
-        Snapshot::build(config, 1)
+        let settings = Arc::new(Settings::resolve(&config, false));
+        let offer = Offer::stdio(false, settings.elicit_timeout);
+        Snapshot::build(config, settings, &offer, 1)
     }
 
-    /// A scan numbered `generation` (reload's rescans are 2, 3, …).
-    pub(crate) fn build(config: Config, generation: u64) -> Snapshot {
+    /// The boot scan a door serves first, its problems logged (spec
+    /// SRV-010).
+    pub(crate) fn serving(config: Config, settings: Settings, offer: &Offer) -> Snapshot {
+        let snapshot = Snapshot::build(config, Arc::new(settings), offer, 1);
+        snapshot.log_problems(&[]);
+        tracing::info!(
+            skills = snapshot.catalog.skills.len(),
+            problems = snapshot.problems.len(),
+            "catalog scanned"
+        );
+        snapshot
+    }
+
+    /// A scan numbered `generation` (the boot scan is 1, reload's rescans
+    /// 2, 3, …), listing scripts as `offer` offers runs (HTTP-009).
+    pub(crate) fn build(
+        config: Config,
+        settings: Arc<Settings>,
+        offer: &Offer,
+        generation: u64,
+    ) -> Snapshot {
         let scanned_at = SystemTime::now();
         let catalog = catalog::scan(&config);
         let grant = Grant::from_config(&config);
-        let interpreters = Interpreters::resolve(config.var("PATH")).off(config.runs_off);
+        let interpreters = Interpreters::resolve(config.var("PATH")).off(offer.runs_off);
         let mut problems = catalog.problems.clone();
         problems.extend(grant.problems(&catalog));
         let skills_view = SkillsView::boot(&catalog, &mut problems);
-        let budget = setting(&mut problems, ANSWER_BUDGET_VAR, config.answer_budget());
-        if let Some(why) = config.blank_roots_note() {
-            problems.push(Problem::new("SKILLS_DIR", Reason::Setting, why));
-        }
-        if let Some(why) = config.watch_refusal() {
-            problems.push(Problem::new("SKILL_MCP_WATCH", Reason::Setting, why));
-        }
-        let instructions_budget = setting(
-            &mut problems,
-            INSTRUCTIONS_INDEX_VAR,
-            config.instructions_budget(),
-        );
-        let elicit_secs = setting(&mut problems, ELICIT_TIMEOUT_VAR, config.elicit_timeout());
-        let idle_secs = setting(
-            &mut problems,
-            HTTP_SESSION_IDLE_VAR,
-            config.http_session_idle(),
-        );
-        let model = match config.var(EMBEDDINGS_VAR).filter(|v| !v.is_empty()) {
-            None => None,
-            Some(dir) => match crate::search::semantic::shared(std::path::Path::new(dir)) {
-                Ok(model) => Some(model),
-                Err(why) => {
-                    problems.push(Problem::new(EMBEDDINGS_VAR, Reason::Setting, why.0));
-                    None
-                }
-            },
-        };
+        problems.extend(settings.problems.iter().cloned());
         let mut file_offsets = Vec::with_capacity(catalog.skills.len());
         let mut total = 0;
         for s in &catalog.skills {
@@ -138,14 +126,10 @@ impl Snapshot {
             generation,
             scanned_at,
             file_offsets,
-            budget,
-            instructions_budget,
-            elicit_timeout: std::time::Duration::from_secs(elicit_secs as u64),
-            http_session_idle: std::time::Duration::from_secs(idle_secs as u64),
+            settings,
             entries: OnceLock::new(),
             first_list: OnceLock::new(),
             index: OnceLock::new(),
-            model,
             instructions: OnceLock::new(),
         }
     }
@@ -177,6 +161,12 @@ impl Snapshot {
     /// longer than any skill name is refused before any lookup, and no
     /// refusal quotes more than an excerpt of it (HARD-005).
     pub(crate) fn skill(&self, name: &str) -> Result<(&Skill, Scripts), String> {
+        self.skill_named(name).map(|s| (s, self.scripts(s)))
+    }
+
+    /// A served skill by its served name, refused as [`Snapshot::skill`]
+    /// refuses, for callers that do not ask what of it may run.
+    pub(crate) fn skill_named(&self, name: &str) -> Result<&Skill, String> {
         if name.len() > MAX_SKILL_NAME_BYTES {
             return Err(format!(
                 "no skill named {}: it is {} bytes long, and a skill name is at most {MAX_SKILL_NAME_BYTES} bytes, \
@@ -190,10 +180,7 @@ impl Snapshot {
             .skills
             .binary_search_by(|s| s.name.as_str().cmp(name));
         match found {
-            Ok(i) => {
-                let skill = &self.catalog.skills[i];
-                Ok((skill, self.scripts(skill)))
-            }
+            Ok(i) => Ok(&self.catalog.skills[i]),
             // A skill of that name that was refused: say why, rather than
             // that it does not exist (issue 41: a newcomer's refused skill
             // read as "no skill named …").
@@ -294,22 +281,6 @@ pub(crate) fn rfc3339(t: SystemTime) -> String {
         rem % 3600 / 60,
         rem % 60
     )
-}
-
-/// A setting's value; when its variable was refused, why, as a `problems`
-/// entry naming the variable (the default holds).
-fn setting<T>(problems: &mut Vec<Problem>, var: &str, (value, refused): (T, Option<String>)) -> T {
-    if let Some(why) = refused {
-        // The refusal says the range; what to do is to keep to it.
-        problems.push(Problem::new(
-            var,
-            Reason::Setting,
-            format!(
-                "{why}: set {var} to a whole number in that range, or unset it for the default"
-            ),
-        ));
-    }
-    value
 }
 
 #[cfg(test)]

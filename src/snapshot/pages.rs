@@ -130,7 +130,7 @@ impl Snapshot {
     /// What `query` searches, built on the first query (LIST-010).
     pub(crate) fn index(&self) -> &Index {
         self.index
-            .get_or_init(|| Index::build(&self.catalog.skills, self.model.clone()))
+            .get_or_init(|| Index::build(&self.catalog.skills, self.settings.model.clone()))
     }
 
     /// The catalog as the `initialize` instructions show it (LIST-014):
@@ -138,7 +138,7 @@ impl Snapshot {
     /// those lines fit the instructions budget, else the words most of
     /// its names share (when they fit), else nothing.
     pub(crate) fn catalog_index(&self) -> CatalogIndex {
-        let budget = self.instructions_budget;
+        let budget = self.settings.instructions_budget;
         let mut index = String::new();
         let mut chars = 0;
         for s in &self.catalog.skills {
@@ -170,7 +170,7 @@ impl Snapshot {
 
     /// True when the whole, unpaged `skill_list` answer fits the budget.
     pub(crate) fn list_fits(&self) -> bool {
-        self.entries().full_size <= self.budget
+        self.entries().full_size <= self.settings.budget
     }
 
     /// `skill_list` with its arguments (LIST-005, LIST-006): the whole
@@ -244,7 +244,10 @@ impl Snapshot {
     /// `limit`, for skills) allows, never empty.
     fn page_starts(&self, order: &[usize], limit: Option<u32>) -> Vec<usize> {
         let entries = self.entries();
-        let room = self.budget.saturating_sub(self.header_len() + PAGE_SLACK);
+        let room = self
+            .settings
+            .budget
+            .saturating_sub(self.header_len() + PAGE_SLACK);
         let limit = limit.map_or(usize::MAX, |l| l as usize);
         let sizes = order
             .iter()
@@ -389,7 +392,7 @@ impl Snapshot {
     ) -> Result<FilesPage, String> {
         let sizes: Vec<usize> = files.iter().map(json_len).collect();
         let whole: usize = sizes.iter().map(|s| s + 1).sum();
-        if cursor.is_none() && whole + PAGE_SLACK <= self.budget {
+        if cursor.is_none() && whole + PAGE_SLACK <= self.settings.budget {
             return Ok(FilesPage {
                 files,
                 total: None,
@@ -399,7 +402,7 @@ impl Snapshot {
         }
         let starts = cut(
             sizes.into_iter(),
-            self.budget.saturating_sub(PAGE_SLACK),
+            self.settings.budget.saturating_sub(PAGE_SLACK),
             |_| false,
             usize::MAX,
         );

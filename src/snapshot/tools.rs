@@ -59,7 +59,7 @@ impl Snapshot {
     /// every page repeats them — then the first that fit, and the count.
     fn shown_roots(&self) -> (Vec<String>, Option<usize>) {
         let roots = &self.catalog.roots;
-        let room = self.budget / 4;
+        let room = self.settings.budget / 4;
         let mut used = 2;
         let mut shown = Vec::new();
         for r in roots {
@@ -164,7 +164,7 @@ impl Snapshot {
     /// `skill_file` (spec READ-001..READ-008): `path` or `paths`, through
     /// the fence, within the caps.
     pub(crate) fn file(&self, args: FileArgs) -> Result<FileRead, String> {
-        let (skill, _) = self.skill(&args.name)?;
+        let skill = self.skill_named(&args.name)?;
         let slot = |path: String, r: Result<bundle::Served, FenceError>| match r {
             Ok(f) => FileSlot::Served(file_entry(f)),
             Err(e) => FileSlot::Refused(FileRefused {
