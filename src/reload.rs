@@ -169,11 +169,12 @@ impl Live {
 
     /// Scans anew and swaps the result in when it can be trusted and differs
     /// (RELOAD-002, RELOAD-003). Returns what changed; `None` when nothing
-    /// was swapped. The settings are the boot's, resolved once.
+    /// was swapped. The settings are the boot's, resolved once (but a model
+    /// that failed to load is tried again).
     pub(crate) fn rescan(&self, config: &Config) -> Option<Changed> {
         let _one = self.rescanning.lock().ok()?;
         let old = self.current();
-        let settings = Arc::clone(&old.settings);
+        let settings = old.settings.for_rescan(config);
         let next = Snapshot::build(config.clone(), settings, &self.offer, old.generation + 1);
         if let Some(p) = next
             .problems

@@ -22,7 +22,7 @@ use crate::problem::{Problem, Reason};
 use crate::search::semantic::{self, Model};
 
 /// What the environment and the command line resolve to.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Settings {
     /// The most characters of JSON one answer may hold (LIST-005).
     pub(crate) budget: usize,
@@ -109,6 +109,28 @@ impl Settings {
             watch: watch || config.watch,
             problems,
         }
+    }
+
+    /// The settings a rescan serves with: these, but a model that was set
+    /// and failed to load is tried again (LIST-017: a reload reuses a
+    /// loaded model and retries one that failed, so a model folder fixed
+    /// after boot is picked up without a restart).
+    pub(crate) fn for_rescan(self: &Arc<Self>, config: &Config) -> Arc<Settings> {
+        let Some(dir) = config.var(EMBEDDINGS_VAR).filter(|v| !v.is_empty()) else {
+            return Arc::clone(self);
+        };
+        if self.model.is_some() {
+            return Arc::clone(self);
+        }
+        let mut next = Settings::clone(self);
+        next.problems.retain(|p| p.path != EMBEDDINGS_VAR);
+        match semantic::shared(Path::new(dir)) {
+            Ok(model) => next.model = Some(model),
+            Err(why) => next
+                .problems
+                .push(Problem::new(EMBEDDINGS_VAR, Reason::Setting, why.0)),
+        }
+        Arc::new(next)
     }
 
     /// How long a run's approval is waited for (RUN-028), for the offer.

@@ -441,6 +441,50 @@ fn with_a_model_a_query_finds_a_skill_by_meaning_that_shares_no_word() {
     assert_eq!(all["problems"], json!([]), "{all}");
 }
 
+/// LIST-017: "a reload reuses the loaded model, and retries one that
+/// failed". A model folder the owner fixes after boot is used from the
+/// next rescan on, without a restart; its problem goes with it. (Issue 42:
+/// settings resolved once must not freeze a failed model.)
+#[test]
+fn a_model_fixed_after_boot_is_used_from_the_next_rescan() {
+    let root = catalog();
+    let model = tempfile::tempdir().unwrap();
+    let mut s = start(
+        root.path(),
+        &[("SKILL_MCP_EMBEDDINGS", model.path().to_str().unwrap())],
+    );
+    let all = s.tool("skill_list", json!({}));
+    assert_eq!(
+        embedding_problems(&all).len(),
+        1,
+        "an empty model folder is one problem: {all}"
+    );
+    let (hits, page) = query(&mut s, json!({"query": "keynote"}));
+    assert!(hits.is_empty(), "{page}");
+    tiny_model(model.path(), WORDS, WORDS.len() + 1);
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(s.pid() as i32),
+        nix::sys::signal::Signal::SIGHUP,
+    )
+    .unwrap();
+    // Polled: the rescan lands when it lands (spec README, "Timing in
+    // tests").
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let all = s.tool("skill_list", json!({}));
+        if embedding_problems(&all).is_empty() {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the model fixed after boot is still a problem after a SIGHUP: {all}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let (hits, page) = query(&mut s, json!({"query": "keynote"}));
+    assert_eq!(hits.first().map(String::as_str), Some("pptx"), "{page}");
+}
+
 #[test]
 fn a_model_that_cannot_be_used_is_a_problem_and_words_still_rank() {
     let root = catalog();
