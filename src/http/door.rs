@@ -44,7 +44,7 @@ use crate::limits::{
 };
 use crate::server::SkillServer;
 use crate::transport::ids::MAX_IN_FLIGHT;
-use crate::transport::message::{self, ClientId, IdKey, Incoming};
+use crate::transport::message::{self, ClientId, Framing, IdKey, Incoming};
 
 /// The path the MCP endpoint is served at.
 pub(crate) const PATH: &str = "/mcp";
@@ -335,7 +335,7 @@ impl Door {
             Ok(b) => b,
             Err(a) => return none(*a),
         };
-        let (incoming, direct) = message::read_decoding(&bytes);
+        let (incoming, direct) = message::read_decoding(&bytes, Framing::Body);
         // The message as read here, written again for rmcp when it was not
         // read as rmcp reads a body (HTTP-006): see below.
         let mut again = None;
@@ -352,17 +352,11 @@ impl Door {
                     return none(a);
                 }
                 tracing::info!(code = r.code, message = %r.message, "refused an HTTP request");
-                // The rules are stdio's, whose messages are lines; here a
-                // message is a request's body.
-                let message = r
-                    .message
-                    .replace("the line is not JSON", "the request body is not JSON")
-                    .replace("send one message per line", "send one message per request");
                 return none(jsonrpc_error(
                     StatusCode::BAD_REQUEST,
                     r.id.as_deref(),
                     r.code,
-                    message,
+                    r.message,
                 ));
             }
             Incoming::Drop(why) => {
@@ -705,7 +699,7 @@ fn removed_in_2026(headers: &http::HeaderMap, body: &[u8]) -> Option<Answer> {
     // Echoed only when it is an id (a string or a number) of bounded size.
     let id = head.id.filter(|raw| {
         let t = raw.get();
-        t.len() <= message::MAX_ID_BYTES
+        t.len() <= crate::transport::client_id::MAX_ID_BYTES
             && t.starts_with(|c: char| c == '"' || c == '-' || c.is_ascii_digit())
     });
     Some(jsonrpc_error(
