@@ -7,7 +7,7 @@
 
 use rmcp::model::{ClientJsonRpcMessage, ClientRequest};
 use serde::Deserialize;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::bounds::{MAX_METHOD_BYTES, MAX_SKILL_URI_BYTES};
 use super::client_id::{ClientId, IdKey, MAX_ID_BYTES, client_id, head_id};
@@ -24,7 +24,7 @@ pub(super) fn read_value(text: &[u8], framing: Framing) -> Incoming {
         Ok(v) => v,
         Err(e) => return not_json(text, &e, framing),
     };
-    let Value::Object(mut obj) = v else {
+    let Value::Object(obj) = v else {
         let message = if v.is_array() {
             format!(
                 "Invalid Request: batches are not part of MCP; send one message per {}",
@@ -66,71 +66,7 @@ pub(super) fn read_value(text: &[u8], framing: Framing) -> Incoming {
     }
     let is_response = obj.contains_key("result") || obj.contains_key("error");
     match (method, id) {
-        (Some(m), Some(id)) => {
-            if m.len() > MAX_METHOD_BYTES {
-                return refuse(
-                    Some(id.raw),
-                    -32601,
-                    format!(
-                        "Method not found: {} (no method this server answers is longer than {MAX_METHOD_BYTES} bytes)",
-                        excerpt(&m)
-                    ),
-                );
-            }
-            if m == "skills/get"
-                && let Some(u) = obj
-                    .get("params")
-                    .and_then(|p| p.get("uri"))
-                    .and_then(Value::as_str)
-                && u.len() > MAX_SKILL_URI_BYTES
-            {
-                return refuse(
-                    Some(id.raw),
-                    -32602,
-                    format!(
-                        "no skill at {}: the URI is {} bytes long, and no SKILL.md URI this server serves is longer than \
-                         {MAX_SKILL_URI_BYTES}; skills/get takes the SKILL.md URI skills/list gives",
-                        excerpt(u),
-                        u.len()
-                    ),
-                );
-            }
-            // rmcp's own id type holds an i64 or a string; the caller
-            // replaces this one with its own before rmcp sees it.
-            obj.insert("id".into(), Value::from(0));
-            // Decoded from the value by reference: the value is kept, to say
-            // why a request rmcp types did not decode, without a copy of
-            // every request.
-            let v = Value::Object(obj);
-            let message = match ClientJsonRpcMessage::deserialize(&v) {
-                Ok(m) => m,
-                // Even rmcp's catch-all custom request failed (a `_meta`
-                // that is no object, say): for a method rmcp types, its
-                // params are what is wrong (WIRE-002).
-                Err(e) => {
-                    return match why_not_typed(&m, &v) {
-                        Some(why) => bad_params(id, &m, &why),
-                        None => refuse(
-                            Some(id.raw),
-                            -32600,
-                            format!("Invalid Request: {}", excerpt(&e.to_string())),
-                        ),
-                    };
-                }
-            };
-            if let ClientJsonRpcMessage::Request(r) = &message
-                && let ClientRequest::CustomRequest(custom) = &r.request
-                && let Some(why) = why_not_typed(&custom.method, &v)
-            {
-                // A method rmcp types whose params did not decode as it:
-                // rmcp would call it unknown (WIRE-002).
-                return bad_params(id, &m, &why);
-            }
-            Incoming::Request {
-                id,
-                message: Box::new(message),
-            }
-        }
+        (Some(m), Some(id)) => read_request(obj, &m, id),
         (Some(m), None) => {
             let cancels = (m == "notifications/cancelled")
                 .then(|| {
@@ -166,6 +102,76 @@ pub(super) fn read_value(text: &[u8], framing: Framing) -> Incoming {
             -32600,
             "Invalid Request: no \"method\" (and not a response)",
         ),
+    }
+}
+
+/// A request's rules past its envelope (WIRE-002, HARD-005): a method and
+/// a `skills/get` URI no longer than rmcp may quote whole, and params that
+/// decode as the method's own, so a method rmcp types is never "not
+/// found" for its params.
+fn read_request(mut obj: Map<String, Value>, m: &str, id: ClientId) -> Incoming {
+    if m.len() > MAX_METHOD_BYTES {
+        return refuse(
+            Some(id.raw),
+            -32601,
+            format!(
+                "Method not found: {} (no method this server answers is longer than {MAX_METHOD_BYTES} bytes)",
+                excerpt(m)
+            ),
+        );
+    }
+    if m == "skills/get"
+        && let Some(u) = obj
+            .get("params")
+            .and_then(|p| p.get("uri"))
+            .and_then(Value::as_str)
+        && u.len() > MAX_SKILL_URI_BYTES
+    {
+        return refuse(
+            Some(id.raw),
+            -32602,
+            format!(
+                "no skill at {}: the URI is {} bytes long, and no SKILL.md URI this server serves is longer than \
+                 {MAX_SKILL_URI_BYTES}; skills/get takes the SKILL.md URI skills/list gives",
+                excerpt(u),
+                u.len()
+            ),
+        );
+    }
+    // rmcp's own id type holds an i64 or a string; the caller
+    // replaces this one with its own before rmcp sees it.
+    obj.insert("id".into(), Value::from(0));
+    // Decoded from the value by reference: the value is kept, to say
+    // why a request rmcp types did not decode, without a copy of
+    // every request.
+    let v = Value::Object(obj);
+    let message = match ClientJsonRpcMessage::deserialize(&v) {
+        Ok(m) => m,
+        // Even rmcp's catch-all custom request failed (a `_meta`
+        // that is no object, say): for a method rmcp types, its
+        // params are what is wrong (WIRE-002).
+        Err(e) => {
+            return match why_not_typed(m, &v) {
+                Some(why) => bad_params(id, m, &why),
+                None => refuse(
+                    Some(id.raw),
+                    -32600,
+                    format!("Invalid Request: {}", excerpt(&e.to_string())),
+                ),
+            };
+        }
+    };
+    if let ClientJsonRpcMessage::Request(r) = &message
+        && let ClientRequest::CustomRequest(custom) = &r.request
+        && let Some(why) = why_not_typed(&custom.method, &v)
+    {
+        // A method rmcp types whose params did not decode as it:
+        // rmcp would call it unknown (WIRE-002).
+        return bad_params(id, m, &why);
+    }
+    Incoming::Request {
+        id,
+        message: Box::new(message),
     }
 }
 
