@@ -35,7 +35,7 @@ use super::sessions::{STANDALONE_EVENT_ID, Sessions};
 use super::slots::Slots;
 use crate::limits::{MAX_HTTP_ANSWER_BYTES, MAX_HTTP_BODIES_BYTES, MAX_HTTP_BODY_BYTES};
 use crate::server::SkillServer;
-use crate::transport::message::{self, ClientId, Framing, Incoming};
+use crate::transport::message::{self, ClientId, Framing, Incoming, Refusal};
 
 /// The path the MCP endpoint is served at.
 pub(crate) const PATH: &str = "/mcp";
@@ -270,21 +270,7 @@ impl Door {
         };
         let (incoming, direct) = message::read_decoding(&bytes, Framing::Body);
         let let_in = match incoming {
-            Incoming::Refuse(r) => {
-                // A removed method's params need not be that method's, so
-                // its refusal may come before its method is seen (HTTP-011);
-                // the body is looked at again only on this path.
-                if let Some(a) = admission::removed_in_2026(&parts.headers, &bytes) {
-                    return none(a);
-                }
-                tracing::info!(code = r.code, message = %r.message, "refused an HTTP request");
-                return none(jsonrpc_error(
-                    StatusCode::BAD_REQUEST,
-                    r.id.as_deref(),
-                    r.code,
-                    r.message,
-                ));
-            }
+            Incoming::Refuse(r) => return none(refusal(&parts.headers, &bytes, r)),
             Incoming::Drop(why) => {
                 tracing::info!("dropped {why}");
                 return none(text(StatusCode::ACCEPTED, String::new()));
@@ -462,6 +448,18 @@ impl Door {
     async fn stream_for(&self, answer: &Answer) -> Result<Option<OwnedSemaphorePermit>, ()> {
         self.slots.stream_for(answer, &self.connections).await
     }
+}
+
+/// The answer to a body the transport's rules refuse: its JSON-RPC error,
+/// worded for a body. A removed method's params need not be that
+/// method's, so its refusal may come before its method is seen (HTTP-011);
+/// the body is looked at again only on this path.
+fn refusal(headers: &HeaderMap, body: &[u8], r: Refusal) -> Answer {
+    if let Some(a) = admission::removed_in_2026(headers, body) {
+        return a;
+    }
+    tracing::info!(code = r.code, message = %r.message, "refused an HTTP request");
+    jsonrpc_error(StatusCode::BAD_REQUEST, r.id.as_deref(), r.code, r.message)
 }
 
 #[cfg(test)]
