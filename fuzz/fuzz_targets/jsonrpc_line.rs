@@ -6,10 +6,10 @@
 use libfuzzer_sys::fuzz_target;
 use rmcp::model::ClientJsonRpcMessage;
 use serde_json::Value;
-use skill_mcp::transport::message::{Incoming, read};
+use skill_mcp::transport::message::{Framing, Incoming, read};
 
 fuzz_target!(|data: &[u8]| {
-    if let Incoming::Refuse(r) = read(data) {
+    if let Incoming::Refuse(r) = read(data, Framing::Line) {
         // The error the transport writes must carry a legal id.
         let id: Value = r
             .id

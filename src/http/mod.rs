@@ -10,13 +10,18 @@
 //! and a reload notifies each open session.
 
 pub mod access;
+mod admission;
+mod body;
 mod budget;
 mod connections;
 mod cors;
 pub(crate) mod door;
 mod h2;
 mod headers;
+mod held;
+mod replies;
 mod sessions;
+mod slots;
 
 use std::convert::Infallible;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};

@@ -18,9 +18,13 @@
 //! The rules sit in `message`, `ids` and `lifecycle`, below any byte
 //! stream; this file is the stdio framing (a message a line) around them.
 
+mod bounds;
+pub(crate) mod client_id;
 pub(crate) mod ids;
 pub(crate) mod lifecycle;
 pub mod message;
+mod tree;
+mod typed;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -38,7 +42,7 @@ use tokio::sync::{mpsc, watch};
 use crate::echo::excerpt;
 use ids::{InFlight, MAX_IN_FLIGHT, Taken};
 use lifecycle::{Lifecycle, Step};
-use message::{ClientId, Incoming, Refusal};
+use message::{ClientId, Framing, Incoming, Refusal};
 
 /// Longest line accepted from the client: 16 MiB holds any legitimate
 /// request (tool arguments are capped far below it) and bounds what one
@@ -237,7 +241,7 @@ async fn read_loop<R, W>(
                 ),
             }),
             Ok(Some(Ok(()))) if line.iter().all(u8::is_ascii_whitespace) => continue,
-            Ok(Some(Ok(()))) => message::read(&line),
+            Ok(Some(Ok(()))) => message::read(&line, Framing::Line),
         };
         let pass = match incoming {
             Incoming::Request { id, message } => {
