@@ -4,7 +4,10 @@
 //! the catalog they page (its identity, 16 hex digits) and accepts only
 //! what a process serving that same catalog hands out: a cursor from any
 //! replica of the same tree is honoured, one from another catalog is
-//! refused with a message to list again.
+//! refused with a message to list again. The tools' own cursors —
+//! `skill_list`'s `cursor` and `skill_load`'s `filesCursor` (LIST-007,
+//! LIST-008) — also name the listing they page (a query and limit, or a
+//! skill's manifest), and are read here too.
 
 use sha2::{Digest, Sha256};
 
@@ -128,6 +131,89 @@ pub(crate) fn unseal(
     decimal(o)
         .filter(|&n| n > 0 && n < len && check == tag(&catalog, list, n))
         .ok_or_else(bad)
+}
+
+/// What a paged tool answer's cursor is called, in its refusals.
+pub(crate) struct Paged {
+    tool: &'static str,
+    /// The argument that takes the cursor.
+    arg: &'static str,
+    /// The field that hands it out.
+    given: &'static str,
+    /// What a cursor of another listing should have been called with.
+    same: &'static str,
+}
+
+/// `skill_list`'s `cursor` (LIST-008).
+pub(crate) const SKILL_LIST: Paged = Paged {
+    tool: "skill_list",
+    arg: "cursor",
+    given: "nextCursor",
+    same: "pass the same query and limit as the call that handed it out",
+};
+
+/// `skill_load`'s `filesCursor` (LIST-007).
+pub(crate) const SKILL_LOAD: Paged = Paged {
+    tool: "skill_load",
+    arg: "filesCursor",
+    given: "filesCursor",
+    same: "pass it with the name of the skill whose manifest it pages",
+};
+
+/// The cursor of a tool's page that starts at `offset` of listing `key`
+/// (a query and limit, or a skill's manifest): `CATALOG.KEY.OFFSET`, each
+/// of the first two 16 hex digits.
+pub(crate) fn keyed(catalog: &str, key: u64, offset: usize) -> String {
+    format!("{catalog}.{key:016x}.{offset}")
+}
+
+/// The offset a [`keyed`] cursor stands for (LIST-008, LIST-018): only one
+/// a process serving this same catalog handed out for this listing
+/// (`key`), at one of its page starts. The catalog is named by its
+/// identity, not by a process's generation, so a cursor from any replica
+/// of the same tree is honoured.
+pub(crate) fn read_keyed(
+    c: &str,
+    catalog: impl FnOnce() -> String,
+    key: u64,
+    starts: &[usize],
+    kind: &Paged,
+) -> Result<usize, String> {
+    let bad = || {
+        format!(
+            "invalid {} {}: it is not one {} handed out; pass back the {} of the previous answer (LIST-008)",
+            kind.arg,
+            excerpt(c),
+            kind.tool,
+            kind.given
+        )
+    };
+    let mut parts = c.splitn(3, '.');
+    let (Some(id), Some(k), Some(o)) = (parts.next(), parts.next(), parts.next()) else {
+        return Err(bad());
+    };
+    if id.len() != 16 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(bad());
+    }
+    let ours = catalog();
+    if id != ours {
+        return Err(format!(
+            "this {} is from another version of the catalog (catalog {id}; this server serves catalog {ours}): the skills changed \
+             since it was handed out, or it came from a server of other skills. Call {} again without a {} (LIST-008, LIST-018)",
+            kind.arg, kind.tool, kind.arg
+        ));
+    }
+    if u64::from_str_radix(k, 16).ok() != Some(key) || k.len() != 16 {
+        return Err(format!(
+            "this {} belongs to another listing: {}, or start again without a {} (LIST-008)",
+            kind.arg, kind.same, kind.arg
+        ));
+    }
+    let offset: usize = o.parse().map_err(|_| bad())?;
+    if offset == 0 || o != offset.to_string() || !starts.contains(&offset) {
+        return Err(bad());
+    }
+    Ok(offset)
 }
 
 #[cfg(test)]

@@ -372,3 +372,32 @@ pub(crate) const MAX_RUN_ARGS: usize = 64;
 /// Most bytes of arguments one run takes, in all: pass a path, not a
 /// payload.
 pub(crate) const MAX_RUN_ARG_BYTES: usize = 8 * 1024;
+
+// The stdio transport's bounds (WIRE-*), which the HTTP door applies too.
+
+/// Longest line accepted from the client: 16 MiB holds any legitimate
+/// request (tool arguments are capped far below it) and bounds what one
+/// line can cost (WIRE-009).
+pub(crate) const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
+
+/// Most requests in flight at once on a connection (a session, over
+/// HTTP): past it the transport stops reading until an answer is written,
+/// so a client that never reads costs bounded memory (WIRE-004).
+pub(crate) const MAX_IN_FLIGHT: usize = 64;
+
+/// Longest id a request may carry, as its JSON text: an excerpt's 200
+/// bytes (`echo::EXCERPT_BYTES`). Every answer carries its request's id
+/// whole (JSON-RPC), so an id is taken only when it is no longer than an
+/// excerpt (HARD-005); real clients send numbers or UUIDs.
+pub(crate) const MAX_ID_BYTES: usize = 200;
+
+/// Longest method handed to rmcp, whose "method not found" quotes the
+/// method whole: an excerpt's 200 bytes. Every MCP method is a few dozen.
+pub(crate) const MAX_METHOD_BYTES: usize = 200;
+
+/// Longest `skills/get` URI handed to rmcp: the SKILL.md URI of a skill
+/// with the longest name this server can serve (`skill://`, the name,
+/// `/SKILL.md`). rmcp refuses a URI that does not end in `/SKILL.md`
+/// before the handler sees it, quoting it whole.
+pub(crate) const MAX_SKILL_URI_BYTES: usize =
+    "skill://".len() + MAX_SKILL_NAME_BYTES + "/SKILL.md".len();

@@ -1406,3 +1406,25 @@ fn the_readme_says_connected_is_not_served() {
         assert!(para.contains(needed), "{needed}: {para}");
     }
 }
+
+/// Issue 42 §7: BENCHMARKS.md is a current page — what is measured, the
+/// targets with today's verdicts, the machine and the command — of at most
+/// 250 lines, and every later change keeps it so; history lives in git.
+#[test]
+fn benchmarks_md_is_a_current_page_of_at_most_250_lines() {
+    let text = std::fs::read_to_string(Path::new(ROOT).join("BENCHMARKS.md"))
+        .expect("BENCHMARKS.md beside the README");
+    let lines = text.lines().count();
+    assert!(
+        lines <= 250,
+        "BENCHMARKS.md is {lines} lines: keep it a current page of at most 250 (issue 42 §7) — \
+         replace a figure rather than add a pass, and leave history to git"
+    );
+    for needed in [
+        "## What is measured",
+        "## Today's verdicts",
+        "cargo bench --bench skill-mcp",
+    ] {
+        assert!(text.contains(needed), "BENCHMARKS.md says {needed:?}");
+    }
+}

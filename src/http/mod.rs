@@ -219,20 +219,7 @@ pub async fn serve(
     let _reloader = reload::start(live, config, peers, watch, hangups);
     // Said whatever the log level: it is what a client connects to.
     eprintln!("skill-mcp: listening on http://{bound}{}", door::PATH);
-    if !bound.ip().is_loopback() && options.allow_hosts.is_empty() {
-        // A teammate's client names this machine in its Host header, which
-        // only loopback names (and a bound address that is no wildcard)
-        // pass until the owner allows it (HTTP-018).
-        eprintln!(
-            "skill-mcp: teammates' requests will be refused (403, Host not allowed) unless they name {}; \
-             start with --http-allow-host NAME for each name they reach this machine by",
-            if bound.ip().is_unspecified() {
-                "localhost".to_owned()
-            } else {
-                bound.ip().to_string()
-            }
-        );
-    }
+    tell_the_owner_about_teammates(bound, &options);
 
     let ended = ended();
     tokio::pin!(ended);
@@ -241,7 +228,7 @@ pub async fn serve(
             a = listener.accept() => a,
             () = &mut ended => break,
         };
-        let (mut stream, peer) = match accepted {
+        let (stream, peer) = match accepted {
             Ok((stream, peer)) => (stream, peer),
             Err(e) => {
                 // Out of descriptors, most often: wait, then accept again.
@@ -267,93 +254,125 @@ pub async fn serve(
         // connection opened, however long its first bytes took (HTTP-008):
         // hyper's own header timeout starts only once they are handed on.
         let head_due = tokio::time::Instant::now() + Duration::from_secs(HTTP_READ_TIMEOUT_SECS);
-        tokio::spawn(async move {
-            // An HTTP/2 client is told, in its framing, that this port
-            // speaks HTTP/1.1 (HTTP-019); the first bytes are read within
-            // the header timeout, and a connection closed for a new one
-            // ends here too, as does one being told.
-            let first = tokio::select! {
-                first = tokio::time::timeout_at(head_due, h2::first(&mut stream)) => first,
-                () = registered.conn.closed() => return,
-            };
-            let first = match first {
-                Ok(Ok(h2::First::Http1(first))) => first,
-                Ok(Ok(h2::First::Http2(got))) => {
-                    tokio::select! {
-                        () = h2::refuse(stream, got) => {}
-                        () = registered.conn.closed() => {}
-                    }
-                    return;
-                }
-                Ok(Err(_)) | Err(_) => return,
-            };
-            let got_head = Arc::new(std::sync::atomic::AtomicBool::new(false));
-            let head_late = {
-                let got_head = Arc::clone(&got_head);
-                async move {
-                    tokio::time::sleep_until(head_due).await;
-                    if got_head.load(std::sync::atomic::Ordering::Relaxed) {
-                        std::future::pending::<()>().await;
-                    }
-                }
-            };
-            // A write whose client takes nothing for HTTP_WRITE_TIMEOUT_SECS
-            // ends the connection (`Watched`; hyper has no write timeout).
-            let io = TokioIo::new(Watched::new(stream, Arc::clone(&registered.conn), first));
-            let conn = Arc::clone(&registered.conn);
-            let service = hyper::service::service_fn(move |req: hyper::Request<_>| {
-                got_head.store(true, std::sync::atomic::Ordering::Relaxed);
-                let door = Arc::clone(&door);
-                let conn = Arc::clone(&conn);
-                let cors = cors.clone();
-                async move {
-                    match cors.filter(|_| door.access.sent_from_a_named_origin(req.headers())) {
-                        // A page of an origin the owner named: its preflight
-                        // is answered here, before the token (HTTP-017).
-                        Some(cors) => {
-                            let (parts, body) = req.into_parts();
-                            if let Err(a) = door.screen(&parts) {
-                                return Ok(*a);
-                            }
-                            conn.set(Doing::Nothing);
-                            cors.layer(cors::DoorService { door, conn })
-                                .oneshot(hyper::Request::from_parts(parts, body))
-                                .await
-                        }
-                        None => Ok::<_, Infallible>(door.handle(req, &conn).await),
-                    }
-                }
-            });
-            let served = http1::Builder::new()
-                .timer(TokioTimer::new())
-                .header_read_timeout(Duration::from_secs(HTTP_READ_TIMEOUT_SECS))
-                .max_buf_size(MAX_HTTP_HEAD_BYTES)
-                // The head's bound however its bytes arrive (HTTP-006);
-                // the door measures it again for the refusal's words.
-                .max_header_size(MAX_HTTP_HEAD_BYTES)
-                .serve_connection(io, service);
-            let mut served = std::pin::pin!(served);
-            tokio::select! {
-                served = served.as_mut() => if let Err(e) = served {
-                    tracing::debug!(error = %e, "an HTTP connection ended with an error");
-                },
-                () = registered.conn.closed() => {
-                    // A request whose body was arriving is answered 503 by
-                    // the door (it waits on the same close): let that
-                    // answer out, briefly, then drop the connection
-                    // (HTTP-008). An idle one closes at once; a stream
-                    // closed for a new one ends with a word on why.
-                    served.as_mut().graceful_shutdown();
-                    let _ = tokio::time::timeout(Duration::from_secs(1), served).await;
-                }
-                // No answer: before a head is whole there is no request to
-                // answer (as hyper's header timeout does).
-                () = head_late => {}
-            }
-            drop(registered);
-        });
+        tokio::spawn(connection(stream, registered, door, cors, head_due));
     }
     Ok(())
+}
+
+/// At start, what teammates will meet when the server listens beyond
+/// loopback and no host is allowed (HTTP-018): said whatever the log
+/// level, after where it listens.
+fn tell_the_owner_about_teammates(bound: SocketAddr, options: &Options) {
+    if !bound.ip().is_loopback() && options.allow_hosts.is_empty() {
+        // A teammate's client names this machine in its Host header, which
+        // only loopback names (and a bound address that is no wildcard)
+        // pass until the owner allows it (HTTP-018).
+        eprintln!(
+            "skill-mcp: teammates' requests will be refused (403, Host not allowed) unless they name {}; \
+             start with --http-allow-host NAME for each name they reach this machine by",
+            if bound.ip().is_unspecified() {
+                "localhost".to_owned()
+            } else {
+                bound.ip().to_string()
+            }
+        );
+    }
+}
+
+/// One accepted connection, from its first bytes to its close: an HTTP/2
+/// client told so (HTTP-019), else hyper's HTTP/1 server over the door,
+/// closed when the registry says (a new connection needs its place, or a
+/// new stream its slot: HTTP-008) or when its first head is late.
+async fn connection(
+    mut stream: tokio::net::TcpStream,
+    registered: connections::Registered,
+    door: Arc<Door>,
+    cors: Option<tower_http::cors::CorsLayer>,
+    head_due: tokio::time::Instant,
+) {
+    // An HTTP/2 client is told, in its framing, that this port
+    // speaks HTTP/1.1 (HTTP-019); the first bytes are read within
+    // the header timeout, and a connection closed for a new one
+    // ends here too, as does one being told.
+    let first = tokio::select! {
+        first = tokio::time::timeout_at(head_due, h2::first(&mut stream)) => first,
+        () = registered.conn.closed() => return,
+    };
+    let first = match first {
+        Ok(Ok(h2::First::Http1(first))) => first,
+        Ok(Ok(h2::First::Http2(got))) => {
+            tokio::select! {
+                () = h2::refuse(stream, got) => {}
+                () = registered.conn.closed() => {}
+            }
+            return;
+        }
+        Ok(Err(_)) | Err(_) => return,
+    };
+    let got_head = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let head_late = {
+        let got_head = Arc::clone(&got_head);
+        async move {
+            tokio::time::sleep_until(head_due).await;
+            if got_head.load(std::sync::atomic::Ordering::Relaxed) {
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    // A write whose client takes nothing for HTTP_WRITE_TIMEOUT_SECS
+    // ends the connection (`Watched`; hyper has no write timeout).
+    let io = TokioIo::new(Watched::new(stream, Arc::clone(&registered.conn), first));
+    let conn = Arc::clone(&registered.conn);
+    let service = hyper::service::service_fn(move |req: hyper::Request<_>| {
+        got_head.store(true, std::sync::atomic::Ordering::Relaxed);
+        let door = Arc::clone(&door);
+        let conn = Arc::clone(&conn);
+        let cors = cors.clone();
+        async move {
+            match cors.filter(|_| door.access.sent_from_a_named_origin(req.headers())) {
+                // A page of an origin the owner named: its preflight
+                // is answered here, before the token (HTTP-017).
+                Some(cors) => {
+                    let (parts, body) = req.into_parts();
+                    if let Err(a) = door.screen(&parts) {
+                        return Ok(*a);
+                    }
+                    conn.set(Doing::Nothing);
+                    cors.layer(cors::DoorService { door, conn })
+                        .oneshot(hyper::Request::from_parts(parts, body))
+                        .await
+                }
+                None => Ok::<_, Infallible>(door.handle(req, &conn).await),
+            }
+        }
+    });
+    let served = http1::Builder::new()
+        .timer(TokioTimer::new())
+        .header_read_timeout(Duration::from_secs(HTTP_READ_TIMEOUT_SECS))
+        .max_buf_size(MAX_HTTP_HEAD_BYTES)
+        // The head's bound however its bytes arrive (HTTP-006);
+        // the door measures it again for the refusal's words.
+        .max_header_size(MAX_HTTP_HEAD_BYTES)
+        .serve_connection(io, service);
+    let mut served = std::pin::pin!(served);
+    tokio::select! {
+        served = served.as_mut() => if let Err(e) = served {
+            tracing::debug!(error = %e, "an HTTP connection ended with an error");
+        },
+        () = registered.conn.closed() => {
+            // A request whose body was arriving is answered 503 by
+            // the door (it waits on the same close): let that
+            // answer out, briefly, then drop the connection
+            // (HTTP-008). An idle one closes at once; a stream
+            // closed for a new one ends with a word on why.
+            served.as_mut().graceful_shutdown();
+            let _ = tokio::time::timeout(Duration::from_secs(1), served).await;
+        }
+        // No answer: before a head is whole there is no request to
+        // answer (as hyper's header timeout does).
+        () = head_late => {}
+    }
+    drop(registered);
 }
 
 /// Room for [`MAX_HTTP_CONNECTIONS`] connections and the files reads

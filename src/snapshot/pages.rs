@@ -8,6 +8,7 @@
 
 use super::Snapshot;
 use super::identity;
+use crate::cursor::{self, Paged, SKILL_LIST, SKILL_LOAD};
 use crate::echo::excerpt;
 use crate::limits::{MAX_QUERY_BYTES, MAX_THEMES, MIN_THEME_SKILLS, QUERY_PAGE_SKILLS};
 use crate::search::{Index, is_stop_word};
@@ -256,11 +257,7 @@ impl Snapshot {
         cut(sizes, room, |i| i < order.len(), limit)
     }
 
-    /// The offset a cursor stands for (LIST-008, LIST-018): only one a
-    /// process serving this same catalog handed out for this listing
-    /// (`key`), at one of its page starts. The catalog is named by its
-    /// identity, not by this process's generation, so a cursor from any
-    /// replica of the same tree is honoured here.
+    /// The offset a cursor stands for ([`cursor::read_keyed`]).
     fn read_cursor(
         &self,
         c: &str,
@@ -268,47 +265,12 @@ impl Snapshot {
         starts: &[usize],
         kind: &Paged,
     ) -> Result<usize, String> {
-        let bad = || {
-            format!(
-                "invalid {} {}: it is not one {} handed out; pass back the {} of the previous answer (LIST-008)",
-                kind.arg,
-                excerpt(c),
-                kind.tool,
-                kind.given
-            )
-        };
-        let mut parts = c.splitn(3, '.');
-        let (Some(id), Some(k), Some(o)) = (parts.next(), parts.next(), parts.next()) else {
-            return Err(bad());
-        };
-        if id.len() != 16 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
-            return Err(bad());
-        }
-        let ours = self.identity().to_string();
-        if id != ours {
-            return Err(format!(
-                "this {} is from another version of the catalog (catalog {id}; this server serves catalog {ours}): the skills changed \
-                 since it was handed out, or it came from a server of other skills. Call {} again without a {} (LIST-008, LIST-018)",
-                kind.arg, kind.tool, kind.arg
-            ));
-        }
-        if u64::from_str_radix(k, 16).ok() != Some(key) || k.len() != 16 {
-            return Err(format!(
-                "this {} belongs to another listing: {}, or start again without a {} (LIST-008)",
-                kind.arg, kind.same, kind.arg
-            ));
-        }
-        let offset: usize = o.parse().map_err(|_| bad())?;
-        if offset == 0 || o != offset.to_string() || !starts.contains(&offset) {
-            return Err(bad());
-        }
-        Ok(offset)
+        cursor::read_keyed(c, || self.identity().to_string(), key, starts, kind)
     }
 
-    /// The cursor of the page that starts at `offset` of listing `key`:
-    /// `IDENTITY.KEY.OFFSET`, each of the first two 16 hex digits.
+    /// The cursor of the page that starts at `offset` of listing `key`.
     fn cursor_at(&self, key: u64, offset: usize) -> String {
-        format!("{}.{key:016x}.{offset}", self.identity())
+        cursor::keyed(&self.identity().to_string(), key, offset)
     }
 
     fn page_note(
@@ -445,31 +407,6 @@ pub(crate) struct FilesPage {
     pub(crate) cursor: Option<String>,
     pub(crate) note: Option<String>,
 }
-
-/// What a paged answer's cursor is called, in its refusals.
-struct Paged {
-    tool: &'static str,
-    /// The argument that takes the cursor.
-    arg: &'static str,
-    /// The field that hands it out.
-    given: &'static str,
-    /// What a cursor of another listing should have been called with.
-    same: &'static str,
-}
-
-const SKILL_LIST: Paged = Paged {
-    tool: "skill_list",
-    arg: "cursor",
-    given: "nextCursor",
-    same: "pass the same query and limit as the call that handed it out",
-};
-
-const SKILL_LOAD: Paged = Paged {
-    tool: "skill_load",
-    arg: "filesCursor",
-    given: "filesCursor",
-    same: "pass it with the name of the skill whose manifest it pages",
-};
 
 /// Where each page of items of these JSON `sizes` starts: greedy, each
 /// page as full as `room` allows (an item costs its size and a comma) and

@@ -9,22 +9,17 @@ use serde_json::value::RawValue;
 
 use super::client_id::MAX_ID_BYTES;
 use super::message::{Incoming, refuse};
-use crate::echo::EXCERPT_BYTES;
 use crate::limits::{
     MAX_LASTING_MESSAGE_BYTES, MAX_MESSAGE_DEPTH, MAX_MESSAGE_VALUES, MAX_RUN_MESSAGE_BYTES,
     MAX_SKILL_NAME_BYTES,
 };
 use crate::uri;
 
-/// Longest method handed to rmcp, whose "method not found" quotes the
-/// method whole. Every MCP method is a few dozen bytes.
-pub(crate) const MAX_METHOD_BYTES: usize = EXCERPT_BYTES;
+pub(crate) use crate::limits::{MAX_METHOD_BYTES, MAX_SKILL_URI_BYTES};
 
-/// Longest `skills/get` URI handed to rmcp: the SKILL.md URI of a skill
-/// with the longest name this server can serve. rmcp refuses a URI that
-/// does not end in `/SKILL.md` before the handler sees it, quoting it whole.
-pub(crate) const MAX_SKILL_URI_BYTES: usize =
-    uri::PREFIX.len() + MAX_SKILL_NAME_BYTES + "/SKILL.md".len();
+// The URI bound is that of the longest name under this server's scheme.
+const _: () =
+    assert!(MAX_SKILL_URI_BYTES == uri::PREFIX.len() + MAX_SKILL_NAME_BYTES + "/SKILL.md".len());
 
 /// The refusal of a message over a bound, read without building a tree of
 /// it; `None` when it is within them all.

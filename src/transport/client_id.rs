@@ -9,10 +9,12 @@ use serde_json::value::RawValue;
 
 use crate::echo::EXCERPT_BYTES;
 
-/// Longest id a request may carry, as its JSON text. Every answer carries
-/// its request's id whole (JSON-RPC), so an id is taken only when it is no
-/// longer than an excerpt (HARD-005); real clients send numbers or UUIDs.
-pub(crate) const MAX_ID_BYTES: usize = EXCERPT_BYTES;
+pub(crate) use crate::limits::MAX_ID_BYTES;
+
+// The id and the method bounds are an excerpt's (HARD-005): what a reply
+// quotes of a client is never longer, so a quoted id or method never is.
+const _: () = assert!(MAX_ID_BYTES == EXCERPT_BYTES);
+const _: () = assert!(crate::limits::MAX_METHOD_BYTES == EXCERPT_BYTES);
 
 /// A request id as the client wrote it, and as JSON-RPC compares it.
 #[derive(Debug, Clone)]

@@ -10,10 +10,7 @@ use rmcp::model::{NumberOrString, RequestId};
 
 use super::message::{ClientId, IdKey};
 
-/// Most requests in flight at once: past it the transport stops reading
-/// until an answer is written, so a client that never reads costs bounded
-/// memory.
-pub(crate) const MAX_IN_FLIGHT: usize = 64;
+pub(crate) use crate::limits::MAX_IN_FLIGHT;
 
 /// The slots of the requests in flight.
 #[derive(Debug, Default)]

@@ -44,10 +44,7 @@ use ids::{InFlight, MAX_IN_FLIGHT, Taken};
 use lifecycle::{Lifecycle, Step};
 use message::{ClientId, Framing, Incoming, Refusal};
 
-/// Longest line accepted from the client: 16 MiB holds any legitimate
-/// request (tool arguments are capped far below it) and bounds what one
-/// line can cost.
-pub(crate) const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
+pub(crate) use crate::limits::MAX_LINE_BYTES;
 
 /// How long end of input waits for the requests in flight to be answered
 /// (WIRE-007). Runs end at once when input ends (WIRE-005), and every
