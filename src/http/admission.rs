@@ -205,18 +205,11 @@ fn rmcp_holds(id: &ClientId) -> bool {
 #[cfg(test)]
 mod tests {
     use http::{HeaderValue, StatusCode};
-    use serde_json::Value;
 
     use super::*;
 
     fn id(text: &str) -> ClientId {
-        let key = serde_json::from_str::<Value>(text)
-            .ok()
-            .as_ref()
-            .and_then(IdKey::of)
-            .unwrap_or_else(|| panic!("{text} is no id"));
-        let raw = RawValue::from_string(text.to_owned()).unwrap_or_else(|e| panic!("{e}"));
-        ClientId { raw, key }
+        ClientId::written(text)
     }
 
     #[test]

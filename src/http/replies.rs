@@ -454,18 +454,10 @@ pub(super) fn stream_closed_for_newer() -> Bytes {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::Value;
-
     use super::*;
 
     fn id(text: &str) -> ClientId {
-        let key = serde_json::from_str::<Value>(text)
-            .ok()
-            .as_ref()
-            .and_then(crate::transport::message::IdKey::of)
-            .unwrap_or_else(|| panic!("{text} is no id"));
-        let raw = RawValue::from_string(text.to_owned()).unwrap_or_else(|e| panic!("{e}"));
-        ClientId { raw, key }
+        ClientId::written(text)
     }
 
     /// The answer's status, one header's value, and its body.

@@ -25,6 +25,20 @@ pub struct ClientId {
     pub(crate) key: IdKey,
 }
 
+impl ClientId {
+    /// The id written as `text`, for unit tests of what answers carry it.
+    #[cfg(test)]
+    pub(crate) fn written(text: &str) -> ClientId {
+        let key = serde_json::from_str::<Value>(text)
+            .ok()
+            .as_ref()
+            .and_then(IdKey::of)
+            .unwrap_or_else(|| panic!("{text} is no id"));
+        let raw = RawValue::from_string(text.to_owned()).unwrap_or_else(|e| panic!("{e}"));
+        ClientId { raw, key }
+    }
+}
+
 /// What makes two ids the same id (WIRE-006): a string by its characters
 /// (however escaped), a number by its value — `1`, `1.0` and `1e0` are one
 /// id, as they are to a JavaScript client; numbers past 2^53 compare as the
