@@ -24,7 +24,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use hyper::server::conn::http1;
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
 use rmcp::handler::server::skill_catalog::SkillCatalog;
 use rmcp::model::{
@@ -210,7 +210,14 @@ async fn http(peer: Peer, addr: SocketAddr) -> std::io::Result<()> {
         let _ = stream.set_nodelay(true);
         let service = service.clone();
         tokio::spawn(async move {
+            // hyper as the server sets it up (its header timeout and head
+            // bound, HTTP-006/HTTP-008), so both pay the same per-connection
+            // timer and the comparison is of what is above the transport.
             let _ = http1::Builder::new()
+                .timer(TokioTimer::new())
+                .header_read_timeout(std::time::Duration::from_secs(30))
+                .max_buf_size(64 * 1024)
+                .max_header_size(64 * 1024)
                 .serve_connection(TokioIo::new(stream), service)
                 .await;
         });
