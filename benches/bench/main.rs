@@ -82,11 +82,14 @@ fn main() {
     if let Err(why) = &peer {
         println!("side by side with the original TypeScript server: skipped, {why}");
     }
-    // rmcp's SkillCatalog, for the skills-ext phase on every size.
-    let rmcp_peer = if s.runs("skills-ext") {
+    // rmcp's SkillCatalog, for the skills-ext phase on every size and
+    // the http-peer phase.
+    let rmcp_peer = if s.runs("skills-ext") || s.runs("http-peer") {
         rmcp_peer::prepare()
     } else {
-        Err(String::from("the skills-ext phase does not run"))
+        Err(String::from(
+            "neither the skills-ext nor the http-peer phase runs",
+        ))
     };
     if let Err(why) = &rmcp_peer {
         println!("side by side with rmcp's SkillCatalog: skipped, {why}");
@@ -111,12 +114,22 @@ fn main() {
         measure::http::http(&s, &mut t);
         eprintln!("[{:>5.1}s] http done", began.elapsed().as_secs_f64());
     }
+    // This server and rmcp's SkillCatalog over HTTP, the same way (issue 43).
+    if s.runs("http-peer") {
+        let peer = rmcp_peer.as_deref().map_err(String::as_str);
+        measure::http_peer::http_peer(&s, peer, &mut t);
+        eprintln!("[{:>5.1}s] http-peer done", began.elapsed().as_secs_f64());
+    }
     // The HTTP door under clients that do everything wrong (issue 40).
     if s.runs("door") {
         measure::door::door(&s, &mut t);
         eprintln!("[{:>5.1}s] door done", began.elapsed().as_secs_f64());
     }
-    for &n in &s.sizes {
+    // The phases run on every tree size; none of them, no trees.
+    let per_size = ["boot", "trips", "run", "mixed", "skills-ext", "rescan"]
+        .iter()
+        .any(|p| s.runs(p));
+    for &n in s.sizes.iter().filter(|_| per_size) {
         let g = Instant::now();
         let tree = make_tree(n, s.fresh);
         let size = fmt_count(n);
@@ -155,7 +168,7 @@ fn main() {
             soak = measure::mixed::flat(&s, &tree, &size, &mut t, judged);
             stamp("mixed calls");
         }
-        if let Ok(p) = &rmcp_peer {
+        if let Some(p) = rmcp_peer.as_ref().ok().filter(|_| s.runs("skills-ext")) {
             let r = measure::skx::side_by_side(&s, server, p, &tree, &size, &mut t);
             skx_ratios.push((size.clone(), r));
             stamp("skills-ext side by side");

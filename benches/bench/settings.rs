@@ -17,8 +17,8 @@ pub struct Settings {
     pub run_pairs: usize,
     /// Calls in the memory-flatness run.
     pub mixed_calls: usize,
-    /// Which phases run: boot, trips, run, mixed, rescan, skills-ext, search, http, door (all
-    /// by default).
+    /// Which phases run: boot, trips, run, mixed, rescan, skills-ext, search, http, http-peer,
+    /// door (all by default).
     pub only: Vec<String>,
 }
 
@@ -31,6 +31,7 @@ const PHASES: &[&str] = &[
     "skills-ext",
     "search",
     "http",
+    "http-peer",
     "door",
 ];
 
@@ -89,9 +90,14 @@ impl Settings {
                          \x20               and rebuild the original TypeScript server kept there\n\
                          --sizes N,..    tree sizes (default 100,1000,10000); skill_run and the mixed\n\
                          \x20               calls run on the largest; targets are judged at 10,000 only\n\
-                         --only PHASE,.. boot, trips, run, mixed, rescan, skills-ext, search, http, door (default: all)\n\n\
+                         --only PHASE,.. boot, trips, run, mixed, rescan, skills-ext, search, http,\n\
+                         \x20               http-peer, door (default: all)\n\n\
                          The http phase serves 1,000 skills with `skill-mcp --http` and loads it\n\
                          with wrk (Debian's package; skipped without it) at 1, 16 and 64 clients.\n\
+                         The http-peer phase serves the same tree with this server and with rmcp's\n\
+                         SkillCatalog over HTTP (benches/rmcp-peer --http), a fresh process per run,\n\
+                         interleaved, five pairs (three with --quick), and judges ours ÷ rmcp:\n\
+                         server CPU per request and p99 at 64 connections (wrk needed).\n\
                          The skills-ext phase boots rmcp's own SEP-2640 SkillCatalog\n\
                          (benches/rmcp-peer, built with cargo into the target directory)\n\
                          beside this server on every tree size and judges the ratios.\n\

@@ -35,10 +35,10 @@ const CLIENTS: [usize; 3] = [1, 16, 64];
 /// Sessions held open for the memory figure.
 const SESSIONS: usize = 1_000;
 /// The 4 KiB file read (every generated skill has one).
-const FILE_4K: &str = "assets/logo.png";
+pub(crate) const FILE_4K: &str = "assets/logo.png";
 
 /// The per-request lifecycle's `_meta` (2026-07-28): no session needed.
-fn stateless(params: Value) -> Value {
+pub(crate) fn stateless(params: Value) -> Value {
     let mut p = params;
     p["_meta"] = json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -49,7 +49,7 @@ fn stateless(params: Value) -> Value {
 
 /// The SEP-2243 headers rmcp requires of a 2026-07-28 request: its
 /// method, and for tools/call and resources/read the name or URI.
-fn mcp_headers(method: &str, params: &Value) -> Vec<(&'static str, String)> {
+pub(crate) fn mcp_headers(method: &str, params: &Value) -> Vec<(&'static str, String)> {
     let mut h = vec![
         ("MCP-Protocol-Version", "2026-07-28".to_owned()),
         ("Mcp-Method", method.to_owned()),
@@ -82,7 +82,7 @@ fn requests(skill: &str) -> Vec<(&'static str, &'static str, Value)> {
     ]
 }
 
-fn on_path(tool: &str) -> Option<PathBuf> {
+pub(crate) fn on_path(tool: &str) -> Option<PathBuf> {
     std::env::var_os("PATH").and_then(|p| {
         std::env::split_paths(&p)
             .map(|d| d.join(tool))
@@ -110,11 +110,25 @@ impl Drop for HttpServer {
 /// writes three lines for every stateless request (each is a service it
 /// starts and ends), and the figures were then partly of that logging.
 pub(crate) fn start(root: &Path) -> Result<HttpServer, String> {
-    let mut child = Command::new(SERVER)
-        .args(["--http", "127.0.0.1:0"])
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("SKILLS_DIR", root)
+    let mut cmd = bare(Path::new(SERVER));
+    cmd.args(["--http", "127.0.0.1:0"]).env("SKILLS_DIR", root);
+    start_command(cmd)
+}
+
+/// `bin` with an empty environment but PATH: a server reads nothing of
+/// the benchmark's own (RUST_LOG, SKILLS_DIR, …).
+pub(crate) fn bare(bin: &Path) -> Command {
+    let mut cmd = Command::new(bin);
+    cmd.env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default());
+    cmd
+}
+
+/// Starts `cmd` (a server told to listen on loopback, its environment
+/// set, e.g. by [`bare`]) and reads the `http://` address it logs on
+/// stderr; the line it fails with, when it says `error` instead.
+pub(crate) fn start_command(mut cmd: Command) -> Result<HttpServer, String> {
+    let mut child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -157,7 +171,7 @@ pub(crate) fn start(root: &Path) -> Result<HttpServer, String> {
 
 /// One POST of `body` (and `session` when given) on a fresh connection:
 /// the status, the headers and the body.
-fn post(
+pub(crate) fn post(
     host: &str,
     path: &str,
     body: &str,
@@ -203,11 +217,14 @@ pub(crate) fn path_of(url: &str) -> String {
 }
 
 /// wrk's figures for one run.
-struct Load {
-    rps: f64,
-    p50_ms: f64,
-    p99_ms: f64,
-    bad: u64,
+pub(crate) struct Load {
+    pub(crate) rps: f64,
+    pub(crate) p50_ms: f64,
+    pub(crate) p99_ms: f64,
+    /// Non-2xx replies and socket errors.
+    pub(crate) bad: u64,
+    /// Requests answered in the run.
+    pub(crate) requests: u64,
 }
 
 /// `1.23ms`, `456.00us`, `1.02s` in milliseconds.
@@ -228,8 +245,13 @@ fn parse_wrk(out: &str) -> Option<Load> {
     let mut rps = None;
     let (mut p50, mut p99) = (None, None);
     let mut bad = 0;
+    let mut requests = None;
     for line in out.lines() {
         let l = line.trim();
+        // "30412 requests in 3.00s, 143.15MB read"
+        if let Some((n, _)) = l.split_once(" requests in ") {
+            requests = n.trim().parse().ok();
+        }
         if let Some(v) = l.strip_prefix("Requests/sec:") {
             rps = v.trim().parse().ok();
         } else if let Some(v) = l.strip_prefix("50%") {
@@ -251,7 +273,22 @@ fn parse_wrk(out: &str) -> Option<Load> {
         p50_ms: p50?,
         p99_ms: p99?,
         bad,
+        requests: requests?,
     })
+}
+
+/// The Lua that makes wrk POST `body` with `headers` on every request.
+pub(crate) fn wrk_script(body: &str, headers: &[(&'static str, String)]) -> String {
+    let mut lua = format!(
+        "wrk.method = \"POST\"\n\
+         wrk.body = [==[{body}]==]\n\
+         wrk.headers[\"Content-Type\"] = \"application/json\"\n\
+         wrk.headers[\"Accept\"] = \"application/json, text/event-stream\"\n"
+    );
+    for (k, v) in headers {
+        lua.push_str(&format!("wrk.headers[\"{k}\"] = [==[{v}]==]\n"));
+    }
+    lua
 }
 
 /// `clients` connections sending `body` for `secs` seconds.
@@ -265,28 +302,39 @@ fn load(
     dir: &Path,
 ) -> Result<Load, String> {
     let script = dir.join(format!("wrk-{clients}.lua"));
-    let mut lua = format!(
-        "wrk.method = \"POST\"\n\
-         wrk.body = [==[{body}]==]\n\
-         wrk.headers[\"Content-Type\"] = \"application/json\"\n\
-         wrk.headers[\"Accept\"] = \"application/json, text/event-stream\"\n"
-    );
-    for (k, v) in headers {
-        lua.push_str(&format!("wrk.headers[\"{k}\"] = [==[{v}]==]\n"));
-    }
-    std::fs::write(&script, lua).map_err(|e| e.to_string())?;
+    std::fs::write(&script, wrk_script(body, headers)).map_err(|e| e.to_string())?;
+    run_wrk(wrk, &script, url, clients, secs).map(|(l, _)| l)
+}
+
+/// wrk's threads for `clients` connections: one per core, at most.
+pub(crate) fn wrk_threads(clients: usize) -> usize {
+    clients.min(2)
+}
+
+/// wrk with the Lua `script` at `url`: its figures, and all it printed
+/// (a script's `done` may print more).
+pub(crate) fn run_wrk(
+    wrk: &Path,
+    script: &Path,
+    url: &str,
+    clients: usize,
+    secs: u64,
+) -> Result<(Load, String), String> {
     let out = Command::new(wrk)
-        .arg(format!("-t{}", clients.min(2)))
+        .arg(format!("-t{}", wrk_threads(clients)))
         .arg(format!("-c{clients}"))
         .arg(format!("-d{secs}s"))
         .arg("--latency")
         .arg("-s")
-        .arg(&script)
+        .arg(script)
         .arg(url)
         .output()
         .map_err(|e| format!("wrk: {e}"))?;
-    let text = String::from_utf8_lossy(&out.stdout);
-    parse_wrk(&text).ok_or_else(|| format!("wrk said nothing readable:\n{text}"))
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    match parse_wrk(&text) {
+        Some(l) => Ok((l, text)),
+        None => Err(format!("wrk said nothing readable:\n{text}")),
+    }
 }
 
 /// The phase; skipped, with the reason printed, without wrk or `--http`.
