@@ -90,16 +90,7 @@ impl Settings {
             "seconds",
             "HTTP-008",
         );
-        let model = match config.var(EMBEDDINGS_VAR).filter(|v| !v.is_empty()) {
-            None => None,
-            Some(dir) => match semantic::shared(Path::new(dir)) {
-                Ok(model) => Some(model),
-                Err(why) => {
-                    problems.push(Problem::new(EMBEDDINGS_VAR, Reason::Setting, why.0));
-                    None
-                }
-            },
-        };
+        let model = load_model(config, &mut problems);
         Settings {
             budget,
             instructions_budget,
@@ -116,20 +107,12 @@ impl Settings {
     /// loaded model and retries one that failed, so a model folder fixed
     /// after boot is picked up without a restart).
     pub(crate) fn for_rescan(self: &Arc<Self>, config: &Config) -> Arc<Settings> {
-        let Some(dir) = config.var(EMBEDDINGS_VAR).filter(|v| !v.is_empty()) else {
-            return Arc::clone(self);
-        };
-        if self.model.is_some() {
+        if self.model.is_some() || config.var(EMBEDDINGS_VAR).is_none_or(|v| v.is_empty()) {
             return Arc::clone(self);
         }
         let mut next = Settings::clone(self);
         next.problems.retain(|p| p.path != EMBEDDINGS_VAR);
-        match semantic::shared(Path::new(dir)) {
-            Ok(model) => next.model = Some(model),
-            Err(why) => next
-                .problems
-                .push(Problem::new(EMBEDDINGS_VAR, Reason::Setting, why.0)),
-        }
+        next.model = load_model(config, &mut next.problems);
         Arc::new(next)
     }
 
@@ -173,6 +156,15 @@ fn whole_number(
             default
         }
     }
+}
+
+/// The owner's embedding model (LIST-017), when one is set: loaded, or
+/// a problem naming the variable and why it cannot be used.
+fn load_model(config: &Config, problems: &mut Vec<Problem>) -> Option<Arc<Model>> {
+    let dir = config.var(EMBEDDINGS_VAR).filter(|v| !v.is_empty())?;
+    semantic::shared(Path::new(dir))
+        .map_err(|why| problems.push(Problem::new(EMBEDDINGS_VAR, Reason::Setting, why.0)))
+        .ok()
 }
 
 #[cfg(test)]

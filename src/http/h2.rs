@@ -83,16 +83,19 @@ pub(crate) async fn refuse(mut stream: TcpStream, mut got: Vec<u8>) {
         let _ = stream
             .write_all(&frame(0x3, id, &HTTP_1_1_REQUIRED.to_be_bytes()))
             .await;
-        let mut sink = [0u8; 4096];
-        let _ = tokio::time::timeout(Duration::from_secs(1), async {
-            while matches!(stream.read(&mut sink).await, Ok(n) if n > 0) {}
-        })
-        .await;
+        drain(&mut stream).await;
     }
     let _ = stream.write_all(&goaway(first_stream.unwrap_or(0))).await;
     let _ = stream.shutdown().await;
     // What the client still sends is read, briefly, so closing does not
     // reset the connection under the answer before it is read.
+    drain(&mut stream).await;
+}
+
+/// Reads and drops what the client sends, for up to a second or until it
+/// closes: a close with unread bytes would reset the connection under
+/// what was just written.
+async fn drain(stream: &mut TcpStream) {
     let mut sink = [0u8; 4096];
     let _ = tokio::time::timeout(Duration::from_secs(1), async {
         while matches!(stream.read(&mut sink).await, Ok(n) if n > 0) {}
@@ -104,9 +107,7 @@ pub(crate) async fn refuse(mut stream: TcpStream, mut got: Vec<u8>) {
 fn headers_stream(got: &[u8]) -> Option<u32> {
     let mut at = WHOLE_PREFACE;
     while got.len() >= at + 9 {
-        let len = (usize::from(got[at]) << 16)
-            | (usize::from(got[at + 1]) << 8)
-            | usize::from(got[at + 2]);
+        let len = payload_len(&got[at..]);
         let id =
             u32::from_be_bytes([got[at + 5], got[at + 6], got[at + 7], got[at + 8]]) & 0x7fff_ffff;
         if got[at + 3] == 0x1 && id != 0 {
@@ -129,6 +130,11 @@ pub(crate) fn goaway(last: u32) -> Vec<u8> {
     frame(0x7, 0, &payload)
 }
 
+/// The payload length a frame's head (at least its first 3 bytes) gives.
+fn payload_len(head: &[u8]) -> usize {
+    (usize::from(head[0]) << 16) | (usize::from(head[1]) << 8) | usize::from(head[2])
+}
+
 /// One frame: its 9-byte head (length, type, no flags, stream) and payload.
 fn frame(kind: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
     let len = payload.len();
@@ -145,7 +151,7 @@ mod tests {
     #[test]
     fn a_goaway_says_http_1_1_required_in_words() {
         let out = goaway(1);
-        let len = (usize::from(out[0]) << 16) | (usize::from(out[1]) << 8) | usize::from(out[2]);
+        let len = payload_len(&out);
         assert_eq!(out.len(), 9 + len);
         assert_eq!(out[3], 7);
         assert_eq!(&out[9..17], &[0, 0, 0, 1, 0, 0, 0, 0xd]);
