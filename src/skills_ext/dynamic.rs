@@ -17,10 +17,21 @@ pub(crate) fn resource_json_len(skill: &str, path: &str, size: u64) -> usize {
     35 + 64 + uri_len + size.to_string().len() + 1
 }
 
+/// The JSON size of `skill`'s whole manifest as the catalog scanned it:
+/// the same for the snapshot's life, so the view keeps it (SKX-017).
+pub(super) fn manifest_json_len(skill: &Skill) -> usize {
+    skill
+        .files
+        .iter()
+        .map(|f| resource_json_len(&skill.name, f.path, f.size))
+        .sum()
+}
+
 /// Why a skill is served `dynamic` before any file but SKILL.md is
-/// touched, if it is: its manifest, as the catalog scanned it, is over SEP-2640's limits or
-/// would not fit `room` bytes of one answer (SKX-013, SKX-015).
-pub(super) fn over_limits(skill: &Skill, room: usize) -> Option<String> {
+/// touched, if it is: its manifest, as the catalog scanned it (`json`
+/// long, [`manifest_json_len`]), is over SEP-2640's limits or would not
+/// fit `room` bytes of one answer (SKX-013, SKX-015).
+pub(super) fn over_limits(skill: &Skill, json: usize, room: usize) -> Option<String> {
     let n = skill.files.len();
     if n > SKX_MAX_RESOURCES {
         return Some(format!(
@@ -32,11 +43,6 @@ pub(super) fn over_limits(skill: &Skill, room: usize) -> Option<String> {
     if skill.bytes > SKX_MAX_SKILL_BYTES {
         return Some(too_large(&skill.name, skill.bytes));
     }
-    let json: usize = skill
-        .files
-        .iter()
-        .map(|f| resource_json_len(&skill.name, f.path, f.size))
-        .sum();
     (json > room).then(|| {
         format!(
             "its manifest of {n} files would take {json} characters, more than one answer holds (SKX-015); \

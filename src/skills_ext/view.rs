@@ -11,7 +11,7 @@ use std::time::SystemTime;
 use nix::fcntl::{AtFlags, OFlag};
 
 use super::digests::{Hashed, SETTLED, Slot, Stamp, hash, settled, shown, validity};
-use super::dynamic::{over_limits, too_large};
+use super::dynamic::{manifest_json_len, over_limits, too_large};
 use super::eligibility::{eligibility, left_out};
 use super::front::read_front;
 use super::{Carried, Manifest, Reach, Unservable};
@@ -30,6 +30,9 @@ struct Kept {
     /// text, not as JSON values: a kilobyte a skill, where the values
     /// would take several.
     front: Option<(u64, Box<str>)>,
+    /// The manifest's JSON length as the catalog scanned it (SKX-015):
+    /// fixed for the snapshot, so worked out once, not on every request.
+    manifest_json: Option<usize>,
 }
 
 type Table = Mutex<Kept>;
@@ -117,7 +120,13 @@ impl SkillsView {
             .map_err(|e| Unservable::Changed(format!("SKILL.md could not be read: {e}")))?;
         let front = self.front(table, skill, &md, began, reach)?;
         let room = room.saturating_sub(front.len());
-        if let Some(why) = over_limits(skill, room) {
+        let json = match table.lock() {
+            Ok(mut t) => *t
+                .manifest_json
+                .get_or_insert_with(|| manifest_json_len(skill)),
+            Err(_) => manifest_json_len(skill),
+        };
+        if let Some(why) = over_limits(skill, json, room) {
             return Ok(Carried {
                 front,
                 manifest: Manifest::Dynamic(why),

@@ -251,6 +251,11 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":8,"method":"logging/setLevel","params":{"level":"info"}}"#.to_owned(),
             r#"{"jsonrpc":"2.0","id":9,"method":"resources/subscribe","params":{"uri":"skill://a/SKILL.md"}}"#.to_owned(),
             r#"{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"skill_run","arguments":{},"_meta":{"progressToken":3}}}"#.to_owned(),
+            r#"{"jsonrpc":"2.0","id":11,"method":"skills/get","params":{"uri":"skill://a/SKILL.md"}}"#.to_owned(),
+            format!(
+                r#"{{"jsonrpc":"2.0","id":12,"method":"skills/get","params":{{"uri":"skill://{}/SKILL.md",{meta}}}}}"#,
+                "a".repeat(MAX_SKILL_URI_BYTES - "skill:///SKILL.md".len())
+            ),
         ];
         let passed_on = [
             // Optional params: rmcp drops them whole on an error inside
@@ -270,7 +275,11 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}"#.to_owned(),
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":5}}"#.to_owned(),
             r#"{"jsonrpc":"2.0","id":1,"method":"no/such","params":{}}"#.to_owned(),
-            r#"{"jsonrpc":"2.0","id":1,"method":"skills/get","params":{"uri":"skill://a/SKILL.md"}}"#.to_owned(),
+            // One byte past the bound: the tree refuses it in its words.
+            format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"skills/get","params":{{"uri":"skill://{}/SKILL.md"}}}}"#,
+                "a".repeat(MAX_SKILL_URI_BYTES + 1 - "skill:///SKILL.md".len())
+            ),
             r#"{"jsonrpc":"2.0","id":1,"method":"ping","result":{}}"#.to_owned(),
             r#"{"jsonrpc":"2.0","id":1,"method":"ping","error":null}"#.to_owned(),
             r#"{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{}}"#.to_owned(),

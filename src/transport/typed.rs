@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::bounds::MAX_METHOD_BYTES;
+use super::bounds::{MAX_METHOD_BYTES, MAX_SKILL_URI_BYTES};
 use super::client_id::client_id;
 use super::message::Incoming;
 
@@ -49,9 +49,9 @@ impl<'de: 'a, 'a> Deserialize<'de> for Present<'a> {
 /// of this function's cost). `None` whenever the message is anything but a
 /// plain request that every check of `read_value` passes: an object with
 /// `"jsonrpc": "2.0"`, a string or integer id within bounds (WIRE-006,
-/// HARD-005), a method within bounds, object params, not `skills/get`
-/// (whose URI bound is checked on the tree) and a request rmcp types that
-/// decodes. Everything else, every refusal included, is `read_value`'s,
+/// HARD-005), a method within bounds, object params, a request rmcp
+/// types that decodes, and for `skills/get` a URI within its bound (one
+/// past it is refused by the tree, in its words). Everything else, every refusal included, is `read_value`'s,
 /// so no answer changes.
 pub(super) fn read_typed(text: &[u8]) -> Option<Incoming> {
     // serde reads a struct from a JSON array too: only an object is read.
@@ -61,7 +61,6 @@ pub(super) fn read_typed(text: &[u8]) -> Option<Incoming> {
     let head: Envelope = serde_json::from_slice(text).ok()?;
     if head.jsonrpc.get() != "\"2.0\""
         || head.method.len() > MAX_METHOD_BYTES
-        || head.method == "skills/get"
         || head.params.0.is_some_and(|p| !p.get().starts_with('{'))
         || head.result.0.is_some()
         || head.error.0.is_some()
@@ -76,6 +75,11 @@ pub(super) fn read_typed(text: &[u8]) -> Option<Incoming> {
     // Unknown to rmcp, or typed and its params did not decode: the tree
     // says which.
     let mut request = typed_request(&head.method, head.params.0.is_some(), text)?;
+    if let ClientRequest::GetSkillRequest(get) = &request.request
+        && get.params.uri.len() > MAX_SKILL_URI_BYTES
+    {
+        return None;
+    }
     // rmcp's own id type holds an i64 or a string; the caller replaces
     // this one with its own before rmcp sees it, as read_value does.
     request.id = rmcp::model::RequestId::Number(0);
