@@ -126,23 +126,35 @@ impl Server {
 
     /// Waits for the reply to `id`, keeping any other reply for later.
     pub fn wait(&mut self, id: u64) -> (Instant, Value) {
+        self.try_wait(id).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// [`Server::wait`], saying why instead of panicking when no reply
+    /// comes (a phase that makes such a run void rather than stopping).
+    pub fn try_wait(&mut self, id: u64) -> Result<(Instant, Value), String> {
         match self.client.wait_reply(id, REPLY_TIMEOUT) {
             Ok(m) => {
                 self.last_len = m.wire_len;
-                (m.at, m.value)
+                Ok((m.at, m.value))
             }
             Err(WaitError::Timeout) => {
-                panic!("no reply to request {id} within {REPLY_TIMEOUT:?}")
+                Err(format!("no reply to request {id} within {REPLY_TIMEOUT:?}"))
             }
-            Err(WaitError::Closed(why)) => {
-                panic!("the server closed stdout before answering request {id}: {why}")
-            }
+            Err(WaitError::Closed(why)) => Err(format!(
+                "the server closed stdout before answering request {id}: {why}"
+            )),
         }
     }
 
     /// Walks a paginated list through every `nextCursor`: how many `key`
     /// items it held, and the largest page on the wire in bytes.
     pub fn walk(&mut self, method: &str, key: &str) -> (usize, usize) {
+        self.try_walk(method, key).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// [`Server::walk`], saying why instead of panicking on a refusal or
+    /// no reply.
+    pub fn try_walk(&mut self, method: &str, key: &str) -> Result<(usize, usize), String> {
         let (mut seen, mut largest) = (0, 0);
         let mut cursor: Option<String> = None;
         loop {
@@ -150,12 +162,12 @@ impl Server {
                 Some(c) => json!({"cursor": c}),
                 None => json!({}),
             };
-            let (_, r) = self.call(method, params);
+            let (_, r) = self.try_call(method, params)?;
             largest = largest.max(self.last_len);
             seen += r[key].as_array().map_or(0, Vec::len);
             match r["nextCursor"].as_str() {
                 Some(c) => cursor = Some(c.to_owned()),
-                None => return (seen, largest),
+                None => return Ok((seen, largest)),
             }
         }
     }
@@ -178,10 +190,19 @@ impl Server {
 
     /// A request and its reply; the round trip and the reply's `result`.
     pub fn call(&mut self, method: &str, params: Value) -> (Duration, Value) {
-        let (id, sent) = self.send(method, params);
-        let (at, v) = self.wait(id);
-        let result = ok(method, v);
-        (at - sent, result)
+        self.try_call(method, params)
+            .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// [`Server::call`], saying why instead of panicking when the request
+    /// is refused, cannot be written, or has no reply.
+    pub fn try_call(&mut self, method: &str, params: Value) -> Result<(Duration, Value), String> {
+        let (id, sent) = self
+            .client
+            .send_request(method, params)
+            .map_err(|e| format!("write to the server: {e}"))?;
+        let (at, v) = self.try_wait(id)?;
+        Ok((at - sent, try_ok(method, v)?))
     }
 
     /// A tool call; the round trip and its structuredContent.
@@ -198,19 +219,18 @@ impl Server {
         at
     }
 
-    /// initialize and `initialized` for any server (a peer answers with
-    /// its own serverInfo); when the reply was read.
-    pub fn initialize_any(&mut self) -> Instant {
-        self.initialize_reply().0
+    fn initialize_reply(&mut self) -> (Instant, Value) {
+        self.try_initialize_any().unwrap_or_else(|e| panic!("{e}"))
     }
 
-    fn initialize_reply(&mut self) -> (Instant, Value) {
-        let m = self
-            .client
-            .initialize("2025-11-25", json!({}), "skill-mcp-bench", REPLY_TIMEOUT)
-            .unwrap_or_else(|e| panic!("{e}"));
+    /// initialize and `initialized` for any server: the reply's time and
+    /// result, or why there is none.
+    pub fn try_initialize_any(&mut self) -> Result<(Instant, Value), String> {
+        let m =
+            self.client
+                .initialize("2025-11-25", json!({}), "skill-mcp-bench", REPLY_TIMEOUT)?;
         self.last_len = m.wire_len;
-        (m.at, ok("initialize", m.value))
+        Ok((m.at, try_ok("initialize", m.value)?))
     }
 
     /// The server's pid: the child itself, or under a wrapper that does not
@@ -270,8 +290,13 @@ pub fn list_counts(sc: &Value) -> (usize, usize) {
 }
 
 pub fn ok(method: &str, v: Value) -> Value {
+    try_ok(method, v).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// A reply's `result`, or that `method` was refused.
+pub fn try_ok(method: &str, v: Value) -> Result<Value, String> {
     match v.get("result") {
-        Some(r) => r.clone(),
-        None => panic!("{method} was refused: {v}"),
+        Some(r) => Ok(r.clone()),
+        None => Err(format!("{method} was refused: {v}")),
     }
 }

@@ -169,8 +169,9 @@ fn main() {
             stamp("mixed calls");
         }
         if let Some(p) = rmcp_peer.as_ref().ok().filter(|_| s.runs("skills-ext")) {
-            let r = measure::skx::side_by_side(&s, server, p, &tree, &size, &mut t);
-            skx_ratios.push((size.clone(), r));
+            if let Some(r) = measure::skx::side_by_side(&s, server, p, &tree, &size, &mut t) {
+                skx_ratios.push((size.clone(), r));
+            }
             stamp("skills-ext side by side");
         }
         // After every other phase: the probe it adds never meets a floor.
@@ -218,6 +219,7 @@ fn main() {
             parts.join(", ")
         );
     }
+    issue43(&s, &t);
     println!(
         "SEP-2640 door: always on; its boot cost is SkillsView::boot's per-skill name and \
          description validation, included in every boot figure above (it cannot be switched off)."
@@ -237,4 +239,50 @@ fn main() {
             t.misses.join("; ")
         );
     }
+}
+
+/// Issue 43's verdicts in one place: every ratio against rmcp's
+/// SkillCatalog that carries one of its targets (http-peer, and skills-ext
+/// from 1,000 skills up), met, missed, or without a verdict for want of
+/// pairs; and which of its phases did not run.
+fn issue43(s: &Settings, t: &Table) {
+    println!();
+    println!(
+        "issue 43 (this server ÷ rmcp's SkillCatalog, the median of per-pair ratios; \
+         a verdict needs {} interleaved pairs):",
+        report::MIN_PAIRS
+    );
+    if !s.runs("http-peer") {
+        println!("  http-peer: not run");
+    }
+    if !s.runs("skills-ext") {
+        println!("  skills-ext (stdio): not run");
+    } else if !s.sizes.iter().any(|&n| n >= 1_000) {
+        println!("  skills-ext (stdio): not judged, no tree of 1,000 skills or more in this run");
+    }
+    let (mut met, mut missed, mut none) = (0, 0, 0);
+    for v in &t.verdicts {
+        let verdict = match v.met {
+            Some(true) => {
+                met += 1;
+                String::from("met")
+            }
+            Some(false) => {
+                missed += 1;
+                String::from("MISSED")
+            }
+            None => {
+                none += 1;
+                format!("no verdict: {} pairs", v.pairs)
+            }
+        };
+        println!(
+            "  {verdict:<20} {:>6.2}× (≤ {}×, n={})  {} [{} skills]",
+            v.ratio, v.at_most, v.pairs, v.what, v.size
+        );
+    }
+    println!(
+        "  {} ratios with an issue-43 target: {met} met, {missed} missed, {none} without a verdict",
+        t.verdicts.len()
+    );
 }

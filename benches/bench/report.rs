@@ -38,6 +38,26 @@ pub struct Row {
 pub struct Table {
     pub rows: Vec<Row>,
     pub misses: Vec<String>,
+    /// Every ratio against a peer that carries a target (issue 43 §2), judged
+    /// or not, for the summary.
+    pub verdicts: Vec<Verdict>,
+}
+
+/// Interleaved pairs a ratio's verdict needs (issue 43 §2: "a verdict is
+/// the median ratio of at least five interleaved pairs, so one noisy run
+/// cannot flip it"); below that the ratio is printed without one.
+pub const MIN_PAIRS: usize = 5;
+
+/// One ratio against a peer with its target, as the summary lists it.
+pub struct Verdict {
+    pub what: String,
+    pub size: String,
+    /// The median of the per-pair ratios.
+    pub ratio: f64,
+    pub at_most: f64,
+    pub pairs: usize,
+    /// None: fewer than [`MIN_PAIRS`] pairs, no verdict.
+    pub met: Option<bool>,
 }
 
 impl Table {
@@ -81,6 +101,54 @@ impl Table {
             target,
             verdict,
         });
+    }
+
+    /// A ratio ours ÷ a peer's: the median of `ratios`, one per
+    /// interleaved pair, shown with their spread and `detail`. With a target
+    /// it is judged only from [`MIN_PAIRS`] pairs up (below that the target
+    /// is shown and the spread says "no verdict: N pairs"), and kept in
+    /// `verdicts` either way. Returns the median.
+    pub fn pair_ratio(
+        &mut self,
+        what: &str,
+        size: &str,
+        ratios: &[f64],
+        detail: &str,
+        at_most: Option<f64>,
+    ) -> f64 {
+        let value = median(ratios);
+        let (lo, hi) = min_max(ratios);
+        let n = ratios.len();
+        let mut spread = format!("{lo:.2}–{hi:.2} (n={n})");
+        if !detail.is_empty() {
+            spread = format!("{spread}; {detail}");
+        }
+        let Some(x) = at_most else {
+            self.add(what, size, value, spread, "×", Target::None);
+            return value;
+        };
+        let met = (n >= MIN_PAIRS).then_some(value <= x);
+        self.verdicts.push(Verdict {
+            what: what.into(),
+            size: size.into(),
+            ratio: value,
+            at_most: x,
+            pairs: n,
+            met,
+        });
+        if met.is_some() {
+            self.add(what, size, value, spread, "×", Target::RatioAtMost(x));
+        } else {
+            self.rows.push(Row {
+                what: what.into(),
+                size: size.into(),
+                value: format!("{value:.2} ×"),
+                spread: format!("no verdict: {n} pairs; {spread}"),
+                target: format!("≤ {x}×"),
+                verdict: "",
+            });
+        }
+        value
     }
 
     pub fn ms(&mut self, what: &str, size: &str, samples: &[f64], t: Target) {

@@ -96,11 +96,21 @@ impl Settings {
                          with wrk (Debian's package; skipped without it) at 1, 16 and 64 clients.\n\
                          The http-peer phase serves the same tree with this server and with rmcp's\n\
                          SkillCatalog over HTTP (benches/rmcp-peer --http), a fresh process per run,\n\
-                         interleaved, five pairs (three with --quick), and judges ours ÷ rmcp:\n\
-                         server CPU per request and p99 at 64 connections (wrk needed).\n\
+                         interleaved, five pairs (three with --quick), for resources/read, skills/get\n\
+                         and skills/list (first page), stateless and in sessions, at 1, 16 and 64\n\
+                         connections (wrk needed), then RSS with 1,000 sessions open, and judges\n\
+                         ours ÷ rmcp (issue 43): server CPU per request ≤ 1.2× and p99 at 64\n\
+                         connections ≤ 1.2× for read and get, RSS ≤ 0.5×; skills/list is reported\n\
+                         per entry listed (entries/s, CPU per entry), pages differing in size.\n\
                          The skills-ext phase boots rmcp's own SEP-2640 SkillCatalog\n\
                          (benches/rmcp-peer, built with cargo into the target directory)\n\
-                         beside this server on every tree size and judges the ratios.\n\
+                         beside this server over stdio on every tree size, interleaved rounds\n\
+                         (at least five in a full run), and from 1,000 skills up judges ours ÷\n\
+                         rmcp (issue 43): skills/get ≤ 1.0×, resources/read ≤ 1.0×, ping ≤ 1.3×,\n\
+                         boot → first complete skills/list walk ≤ 0.5×, peak RSS ≤ 0.25×.\n\
+                         A verdict is the median of per-pair ratios over at least five pairs;\n\
+                         with fewer (--quick) the ratio is printed with \"no verdict\". The\n\
+                         summary at the end lists every issue-43 verdict, met or missed.\n\
                          At 100 and 1,000 skills the boot phase also boots the original TypeScript\n\
                          server side by side, when ../shared/peers/skill-mcp-ts is beside the\n\
                          checkout (built once into the target directory; node on PATH);\n\

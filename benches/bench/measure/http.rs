@@ -33,7 +33,7 @@ const SKILLS: usize = 1_000;
 /// Concurrent clients, as the issue names them.
 const CLIENTS: [usize; 3] = [1, 16, 64];
 /// Sessions held open for the memory figure.
-const SESSIONS: usize = 1_000;
+pub(crate) const SESSIONS: usize = 1_000;
 /// The 4 KiB file read (every generated skill has one).
 pub(crate) const FILE_4K: &str = "assets/logo.png";
 
@@ -303,7 +303,7 @@ fn load(
 ) -> Result<Load, String> {
     let script = dir.join(format!("wrk-{clients}.lua"));
     std::fs::write(&script, wrk_script(body, headers)).map_err(|e| e.to_string())?;
-    run_wrk(wrk, &script, url, clients, secs).map(|(l, _)| l)
+    run_wrk(wrk, &script, url, clients, secs, None).map(|(l, _)| l)
 }
 
 /// wrk's threads for `clients` connections: one per core, at most.
@@ -312,15 +312,21 @@ pub(crate) fn wrk_threads(clients: usize) -> usize {
 }
 
 /// wrk with the Lua `script` at `url`: its figures, and all it printed
-/// (a script's `done` may print more).
+/// (a script's `done` may print more). `timeout`: how many seconds a reply
+/// may take before wrk counts it as a socket error (wrk's default: 2).
 pub(crate) fn run_wrk(
     wrk: &Path,
     script: &Path,
     url: &str,
     clients: usize,
     secs: u64,
+    timeout: Option<u64>,
 ) -> Result<(Load, String), String> {
-    let out = Command::new(wrk)
+    let mut cmd = Command::new(wrk);
+    if let Some(t) = timeout {
+        cmd.arg(format!("--timeout={t}s"));
+    }
+    let out = cmd
         .arg(format!("-t{}", wrk_threads(clients)))
         .arg(format!("-c{clients}"))
         .arg(format!("-d{secs}s"))
@@ -433,75 +439,123 @@ pub fn http(s: &Settings, t: &mut Table) {
     stdio_side_by_side(s, &tree, &skill, &size, t);
 }
 
-/// RSS with [`SESSIONS`] 2025-11-25 sessions open (initialized, idle).
-fn sessions(server: &HttpServer, path: &str, size: &str, t: &mut Table) {
-    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}})
+/// The protocol a session is opened with.
+pub(crate) const SESSION_VERSION: &str = "2025-11-25";
+
+/// Whether `reply` (a JSON body, or an SSE event carrying one) is a
+/// JSON-RPC result and not a tool's error.
+pub(crate) fn is_result(reply: &str) -> bool {
+    result_of(reply).is_some()
+}
+
+/// The `result` of `reply` (a JSON body, or an SSE event carrying one),
+/// unless it is an error or a tool's error.
+pub(crate) fn result_of(reply: &str) -> Option<Value> {
+    let (a, b) = (reply.find('{')?, reply.rfind('}')?);
+    let mut v = serde_json::from_str::<Value>(reply.get(a..=b)?).ok()?;
+    if v.get("error").is_some() || v["result"]["isError"] == true {
+        return None;
+    }
+    v.get_mut("result").map(Value::take)
+}
+
+/// The value of header `name` in a reply's head.
+pub(crate) fn header(head: &str, name: &str) -> Option<String> {
+    head.lines().find_map(|l| {
+        let (k, v) = l.split_once(':')?;
+        k.trim()
+            .eq_ignore_ascii_case(name)
+            .then(|| v.trim().to_owned())
+    })
+}
+
+/// Opens a session: a [`SESSION_VERSION`] `initialize`, then
+/// `notifications/initialized`; its id.
+pub(crate) fn open_session(sv: &HttpServer, path: &str) -> Result<String, String> {
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": SESSION_VERSION, "capabilities": {},
+        "clientInfo": {"name": "bench", "version": "0"}}})
     .to_string();
-    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string();
+    let (status, head, body) = post(&sv.host, path, &init, None, &[])?;
+    if status != 200 || !is_result(&body) {
+        return Err(format!(
+            "initialize answered HTTP {status}: {}",
+            body.chars().take(200).collect::<String>()
+        ));
+    }
+    let id = header(&head, "mcp-session-id").ok_or("initialize gave no Mcp-Session-Id")?;
+    let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string();
+    post(&sv.host, path, &note, Some(&id), &[])?;
+    Ok(id)
+}
+
+/// `n` sessions opened one after another and left open (initialized,
+/// idle): how many opened, in how long, and why the next one did not.
+pub(crate) struct Opened {
+    pub(crate) open: usize,
+    pub(crate) secs: f64,
+    pub(crate) refused: Option<String>,
+}
+
+pub(crate) fn open_sessions(sv: &HttpServer, path: &str, n: usize) -> Opened {
     let began = Instant::now();
     let mut open = 0;
-    let mut refused = String::new();
-    for _ in 0..SESSIONS {
-        match post(&server.host, path, &init, None, &[]) {
-            Ok((200, head, _)) => {
-                let id = head.lines().find_map(|l| {
-                    let (k, v) = l.split_once(':')?;
-                    k.eq_ignore_ascii_case("mcp-session-id")
-                        .then(|| v.trim().to_owned())
-                });
-                let Some(id) = id else {
-                    refused = "an initialize answer carried no Mcp-Session-Id".into();
-                    break;
-                };
-                let _ = post(&server.host, path, &initialized, Some(&id), &[]);
-                open += 1;
-            }
-            Ok((status, _, body)) => {
-                refused = format!(
-                    "initialize {} answered HTTP {status}: {}",
-                    open + 1,
-                    body.chars().take(200).collect::<String>()
-                );
-                break;
-            }
+    let mut refused = None;
+    while open < n {
+        match open_session(sv, path) {
+            Ok(_) => open += 1,
             Err(e) => {
-                refused = e;
+                refused = Some(format!("session {}: {e}", open + 1));
                 break;
             }
         }
     }
-    let rss = std::fs::read_to_string(format!("/proc/{}/status", server.child.id()))
+    Opened {
+        open,
+        secs: began.elapsed().as_secs_f64(),
+        refused,
+    }
+}
+
+/// VmRSS of `pid` in KiB (0 when /proc does not say).
+pub(crate) fn vm_rss_kib(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
         .ok()
         .and_then(|s| {
             s.lines()
                 .find_map(|l| l.strip_prefix("VmRSS:"))
                 .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
         })
-        .unwrap_or(0);
+        .unwrap_or(0)
+}
+
+/// RSS with [`SESSIONS`] 2025-11-25 sessions open (initialized, idle).
+fn sessions(server: &HttpServer, path: &str, size: &str, t: &mut Table) {
+    let o = open_sessions(server, path, SESSIONS);
+    let rss = vm_rss_kib(server.child.id());
     t.add(
-        &format!("http: VmRSS with {open} sessions open"),
+        &format!("http: VmRSS with {} sessions open", o.open),
         size,
         mib(rss),
         format!(
             "opened in {:.1} s{}",
-            began.elapsed().as_secs_f64(),
-            if refused.is_empty() {
-                String::new()
-            } else {
-                format!("; then {refused}")
-            }
+            o.secs,
+            o.refused
+                .as_deref()
+                .map_or(String::new(), |r| format!("; then {r}"))
         ),
         "MiB",
-        if open == SESSIONS {
+        if o.open == SESSIONS {
             Target::MibAtMost(64.0)
         } else {
             Target::None
         },
     );
-    if open < SESSIONS {
+    if o.open < SESSIONS {
         t.misses.push(format!(
-            "http: only {open} of {SESSIONS} sessions opened ({refused})"
+            "http: only {} of {SESSIONS} sessions opened ({})",
+            o.open,
+            o.refused.unwrap_or_default()
         ));
     }
 }

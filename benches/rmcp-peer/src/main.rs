@@ -17,6 +17,13 @@
 //! `--http` is built on (its src/http), so the benchmark compares the two
 //! on equal terms. Once bound it says `listening on http://IP:PORT/mcp` on
 //! stderr, the line the benchmark reads the server's address from.
+//!
+//! In both modes tokio's runtime has two worker threads, as the server's
+//! has (`worker_threads(2)` in its src/main.rs), so the comparison does not
+//! depend on how many cores the machine has (tokio's default is one worker
+//! a core). The blocking pool is left at tokio's default: after the boot
+//! the catalog answers from memory, and only the stdio transport's reads
+//! and writes use it.
 
 use std::ffi::OsString;
 use std::net::SocketAddr;
@@ -127,7 +134,8 @@ fn mode() -> Result<Mode, String> {
     Ok(Mode::Http(addr, root))
 }
 
-#[tokio::main]
+/// Two workers in either mode, as the server (see the module's doc).
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() -> ExitCode {
     let mode = match mode() {
         Ok(m) => m,
