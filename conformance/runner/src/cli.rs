@@ -42,9 +42,19 @@ pub struct Cli {
     pub bless: bool,
 
     /// What to check: `core`, the design of record's rules by hand-written
-    /// expectations; `full`, everything, by recorded goldens.
+    /// expectations; `full`, everything, by recorded goldens; `skills`, any
+    /// MCP Skills extension (SEP-2640) server, by the extension's own
+    /// sentences (spec/sep-2640.md) on fixtures whose digests the runner
+    /// computes (conformance/sep-2640/).
     #[arg(long, value_enum, default_value_t = Profile::Full)]
     pub profile: Profile,
+
+    /// The skills profile: a JSON file saying how the server is given its
+    /// skills directory (an environment variable, arguments, a
+    /// configuration file; conformance/sep-2640/README.md, *Adapters*).
+    /// Default: SKILLS_DIR set to the fixture.
+    #[arg(long, value_name = "FILE")]
+    pub adapter: Option<PathBuf>,
 
     /// A Markdown list of the cases this server is known to fail (a table
     /// whose rows start `| ID |`): the run passes exactly when the failing

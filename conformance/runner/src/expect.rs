@@ -77,7 +77,7 @@ fn matcher(pattern: &Value) -> Option<(&str, &Value)> {
 }
 
 /// The names of every matcher, for validating a case's patterns.
-pub const MATCHERS: [&str; 16] = [
+pub const MATCHERS: [&str; 19] = [
     "$any",
     "$absent",
     "$type",
@@ -94,6 +94,9 @@ pub const MATCHERS: [&str; 16] = [
     "$unordered",
     "$refused",
     "$not",
+    "$eq",
+    "$only_keys",
+    "$values",
 ];
 
 /// A pattern's mistakes (an unknown matcher, a matcher's argument of the
@@ -139,7 +142,13 @@ pub fn validate(pattern: &Value) -> Result<(), String> {
                 .map(|_| ())
                 .ok_or_else(|| format!("`$len` takes a whole number, got {arg}")),
             "$one_of" | "$all" | "$includes" | "$unordered" => patterns(arg),
-            "$each" | "$not" => validate(arg),
+            "$each" | "$not" | "$values" => validate(arg),
+            // Any JSON value: compared whole.
+            "$eq" => Ok(()),
+            "$only_keys" => match arg.as_array() {
+                Some(l) if l.iter().all(Value::is_string) => Ok(()),
+                _ => Err("`$only_keys` takes a list of strings (empty: an empty object)".into()),
+            },
             _ => Err(format!(
                 "`{k}` is not a matcher (matchers: {})",
                 MATCHERS.join(" ")
@@ -265,8 +274,25 @@ fn combined(
     Some(match k {
         "$absent" => a.map(|_| diff(path, "this must be absent, and the reply has it".into())),
         "$one_of" => {
-            let all_fail = patterns().iter().all(|q| walk(q, a, path).is_some());
-            all_fail.then(|| diff(path, "no alternative of $one_of matches".into()))
+            let mut nearest: Option<Diff> = None;
+            for q in patterns() {
+                match walk(q, a, path) {
+                    None => return Some(None),
+                    // The alternative that got furthest says most about why.
+                    Some(d) if nearest.as_ref().is_none_or(|n| d.path.len() > n.path.len()) => {
+                        nearest = Some(d)
+                    }
+                    Some(_) => {}
+                }
+            }
+            let why = match nearest {
+                Some(n) => format!(
+                    "no alternative of $one_of matches (the nearest fails at {}: {})",
+                    n.path, n.what
+                ),
+                None => "no alternative of $one_of matches".to_string(),
+            };
+            Some(diff(path, why))
         }
         "$all" => patterns().iter().find_map(|q| walk(q, a, path)),
         "$not" => walk(arg, a, path)
@@ -394,6 +420,39 @@ fn matched(k: &str, arg: &Value, p: &Value, a: &Value, path: &mut Vec<PathElem>)
                 }
             }
         },
+        // The whole value, exactly: no member more or less, at any depth
+        // (numbers as numbers). For what a text fixes whole, such as a
+        // frontmatter "identical in content" to its file.
+        "$eq" => (!json_eq(arg, a)).then(|| {
+            let mut at = path.clone();
+            let what = exact_difference(arg, a, &mut at);
+            diff(
+                path,
+                format!("not exactly this value: at {}, {what}", format_path(&at)),
+            )
+        }),
+        "$only_keys" => match a.as_object() {
+            None => Some(diff(path, "expected an object".into())),
+            Some(m) => {
+                let allowed = strings();
+                let extra: Vec<&str> = m
+                    .keys()
+                    .map(String::as_str)
+                    .filter(|k| !allowed.contains(k))
+                    .collect();
+                (!extra.is_empty())
+                    .then(|| diff(path, format!("members not allowed here: {extra:?}")))
+            }
+        },
+        "$values" => match a.as_object() {
+            None => Some(diff(path, "expected an object".into())),
+            Some(m) => m.iter().find_map(|(k, x)| {
+                path.push(PathElem::Key(k.clone()));
+                let r = walk(arg, Some(x), path);
+                path.pop();
+                r
+            }),
+        },
         "$refused" => match refusal_words(a) {
             None => Some(diff(
                 path,
@@ -410,6 +469,41 @@ fn matched(k: &str, arg: &Value, p: &Value, a: &Value, path: &mut Vec<PathElem>)
             }
         },
         _ => Some(diff(path, format!("`{k}` is not a matcher"))),
+    }
+}
+
+/// Where `a` first differs from `p` compared exactly (no member more or
+/// less), and how; `at` is left at that place.
+fn exact_difference(p: &Value, a: &Value, at: &mut Vec<PathElem>) -> String {
+    match (p, a) {
+        (Value::Object(pm), Value::Object(am)) => {
+            if let Some(k) = am.keys().find(|k| !pm.contains_key(*k)) {
+                return format!("the member {k:?} is not expected");
+            }
+            for (k, pv) in pm {
+                at.push(PathElem::Key(k.clone()));
+                match am.get(k) {
+                    None => return "missing".to_string(),
+                    Some(av) if !json_eq(pv, av) => return exact_difference(pv, av, at),
+                    Some(_) => {}
+                }
+                at.pop();
+            }
+            "differs".to_string()
+        }
+        (Value::Array(pl), Value::Array(al)) if pl.len() == al.len() => {
+            for (i, (pv, av)) in pl.iter().zip(al).enumerate() {
+                if !json_eq(pv, av) {
+                    at.push(PathElem::Index(i));
+                    return exact_difference(pv, av, at);
+                }
+            }
+            "differs".to_string()
+        }
+        (Value::Array(pl), Value::Array(al)) => {
+            format!("{} items expected, {} given", pl.len(), al.len())
+        }
+        _ => format!("expected {p}, got {a}"),
     }
 }
 
@@ -625,5 +719,34 @@ mod tests {
         assert!(validate(&json!({"$one_of": []})).is_err());
         assert!(validate(&json!({"$each": {"$type": "float"}})).is_err());
         assert!(validate(&json!({"a": [{"$len": 2}], "$x": 1})).is_ok());
+    }
+    #[test]
+    fn eq_only_keys_and_values() {
+        let fm = json!({"name": "a", "metadata": {"v": "1.0", "n": [1, true, null]}});
+        assert!(ok(json!({"$eq": fm.clone()}), fm.clone()));
+        // Numbers as numbers, and no member more or less at any depth.
+        assert!(ok(json!({"$eq": {"n": 1}}), json!({"n": 1.0})));
+        let d = check(
+            &json!({"$eq": fm.clone()}),
+            &json!({"name": "a", "metadata": {"v": "1.0", "n": [1, true, null], "x": 1}}),
+        )
+        .unwrap();
+        assert!(d.what.contains("\"x\" is not expected"), "{}", d.what);
+        assert!(d.what.contains("metadata"), "{}", d.what);
+        assert!(!ok(json!({"$eq": fm}), json!({"name": "a"})));
+        assert!(ok(json!({"$only_keys": ["a", "b"]}), json!({"a": 1})));
+        assert!(!ok(json!({"$only_keys": ["a"]}), json!({"a": 1, "c": 2})));
+        assert!(!ok(json!({"$only_keys": []}), json!([])));
+        assert!(ok(
+            json!({"$values": {"ok": true}}),
+            json!({"x": {"ok": true}, "y": {"ok": true, "more": 1}})
+        ));
+        assert!(!ok(
+            json!({"$values": {"ok": true}}),
+            json!({"x": {"ok": false}})
+        ));
+        assert!(ok(json!({"$values": {"ok": true}}), json!({})));
+        assert!(validate(&json!({"$only_keys": "a"})).is_err());
+        assert!(validate(&json!({"$values": {"$nope": 1}})).is_err());
     }
 }

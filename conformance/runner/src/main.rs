@@ -16,6 +16,7 @@ mod redact;
 mod report;
 mod runner;
 mod session;
+mod skills;
 mod unit;
 mod workdir;
 
@@ -81,6 +82,14 @@ impl From<String> for Stop {
 fn run() -> Result<ExitCode, Stop> {
     let began = Instant::now();
     let cli = Cli::parse();
+    if cli.profile == Profile::Skills {
+        return run_skills(&cli, began);
+    }
+    if cli.adapter.is_some() {
+        return Err(Stop::Usage(
+            "--adapter belongs to --profile skills; the core and full profiles set SKILLS_DIR per case".into(),
+        ));
+    }
     let suite = Suite::read(&cli)?;
     if cli.list {
         out(&listing(&suite.cases, cli.profile));
@@ -94,6 +103,7 @@ fn run() -> Result<ExitCode, Stop> {
         server: runner::preflight(&cfg),
         bless: cli.bless,
         profile: cli.profile,
+        notes: Vec::new(),
     };
     let text = cli.format == Format::Text;
     if text {
@@ -117,6 +127,119 @@ fn run() -> Result<ExitCode, Stop> {
         Some(v) => v.holds(),
         None => failed == 0,
     };
+    Ok(if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// `--profile skills`: SEP-2640's sentences, against any server, in each
+/// lifecycle it answers the extension in.
+fn run_skills(cli: &Cli, began: Instant) -> Result<ExitCode, Stop> {
+    use crate::case::Mode;
+    use crate::skills::run::{Config, lifecycle_name, preflight};
+    if cli.bless {
+        return Err(Stop::Usage(
+            "--bless records goldens; the skills profile has hand-written expectations only".into(),
+        ));
+    }
+    let dir = cli.cases.clone().unwrap_or_else(default_cases_dir);
+    let dir = std::fs::canonicalize(&dir).unwrap_or(dir);
+    let version = case::suite_version(&dir)?;
+    let suite = skills::suite_dir(&dir);
+    let only = cli::only_ids(&cli.only);
+    let cases = skills::load_cases(&suite, &only).map_err(Stop::Unreadable)?;
+    if cli.list {
+        out(&skills::listing(&cases));
+        return Ok(ExitCode::SUCCESS);
+    }
+    let known = match &cli.known_failures {
+        None => None,
+        Some(f) => {
+            let ids = known::read(f)?;
+            let all = skills::case_ids(&suite)?;
+            if let Some(id) = ids.iter().find(|id| !all.contains(id)) {
+                return Err(Stop::Usage(format!(
+                    "{} lists `{id}`, which is not a case of {}",
+                    f.display(),
+                    suite.display()
+                )));
+            }
+            Some((f.display().to_string(), ids))
+        }
+    };
+    let adapter = match &cli.adapter {
+        Some(p) => skills::adapter::Adapter::read(p)?,
+        None => skills::adapter::Adapter::default(),
+    };
+    let server = cli
+        .server
+        .as_deref()
+        .ok_or("--server is required".to_string())?;
+    let argv = cli::split_command(server).and_then(absolute_program)?;
+    let mut notes = vec![format!("adapter: {}", adapter.describe())];
+    let cfg = Arc::new(Config {
+        argv,
+        path_env: std::env::var_os("PATH").unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into()),
+        adapter,
+        unit_deadline: UNIT_DEADLINE,
+    });
+    let lifecycles: Vec<_> = [Mode::Initialize, Mode::Stateless]
+        .into_iter()
+        .map(|m| preflight(&cfg, m))
+        .collect();
+    for l in &lifecycles {
+        notes.push(match &l.judged {
+            Ok(()) => format!("lifecycle {}: judged", lifecycle_name(l.mode)),
+            Err(why) => format!(
+                "lifecycle {}: not judged, the server does not answer the extension in it ({why})",
+                lifecycle_name(l.mode)
+            ),
+        });
+    }
+    let judged = lifecycles.iter().any(|l| l.judged.is_ok());
+    let known_server = lifecycles.iter().find(|l| l.server_info.is_some());
+    let header = Header {
+        runner_version: env!("CARGO_PKG_VERSION"),
+        suite_version: version,
+        cases_dir: suite.display().to_string(),
+        server: report::ServerIdentity {
+            server_info: known_server.and_then(|l| l.server_info.clone()),
+            protocol_version: known_server.and_then(|l| l.protocol.clone()),
+            error: (!judged)
+                .then(|| "the server answers the extension in neither lifecycle".to_string()),
+            capabilities: known_server.and_then(|l| l.capabilities.clone()),
+            stateless: None,
+        },
+        bless: false,
+        profile: Profile::Skills,
+        notes,
+    };
+    let text = cli.format == Format::Text;
+    if text {
+        out(&report::text_header(&header));
+    }
+    let reports = skills::run::run_cases(cases, &lifecycles, cfg, cli.jobs, |r| {
+        if text {
+            out(&report::text_case(r));
+        }
+    });
+    let verdict = known
+        .as_ref()
+        .map(|(file, ids)| known::judge(file, ids, &reports));
+    write_report(cli, &header, &reports, verdict.as_ref(), began);
+    let (_, failed, _) = report::counts(&reports);
+    let ok = judged
+        && match &verdict {
+            Some(v) => v.holds(),
+            None => failed == 0,
+        };
+    if !judged {
+        eprintln!(
+            "skill-mcp-conformance: the server answers skills/list in neither lifecycle; nothing was judged"
+        );
+    }
     Ok(if ok {
         ExitCode::SUCCESS
     } else {

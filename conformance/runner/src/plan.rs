@@ -183,6 +183,7 @@ impl Plan {
             case_failures,
             golden,
             not_applicable: None,
+            sentences: Vec::new(),
         };
         if self.profile == Profile::Core {
             let modes = runs.iter().map(|run| runner::judge_core(c, run)).collect();

@@ -67,6 +67,9 @@ pub struct CaseReport {
     pub golden: Option<&'static str>,
     /// Not applicable as a whole, and why: nothing of it was run.
     pub not_applicable: Option<String>,
+    /// The skills profile: the numbered sentences of spec/sep-2640.md the
+    /// case checks (empty in the other profiles).
+    pub sentences: Vec<String>,
 }
 
 /// A case's outcome.
@@ -111,6 +114,7 @@ impl CaseReport {
             case_failures: Vec::new(),
             golden: None,
             not_applicable: Some(why),
+            sentences: Vec::new(),
         }
     }
 }
@@ -122,6 +126,9 @@ pub struct Header {
     pub server: ServerIdentity,
     pub bless: bool,
     pub profile: Profile,
+    /// Lines said after the profile's (the skills profile: the adapter,
+    /// which lifecycles are judged and why a lifecycle is not).
+    pub notes: Vec<String>,
 }
 
 const FRAME_MAX: usize = 4000;
@@ -165,8 +172,13 @@ pub fn text_header(h: &Header) -> String {
         match h.profile {
             Profile::Core => "the design of record's rules, by hand-written expectations",
             Profile::Full => "everything this suite checks, by recorded goldens",
+            Profile::Skills =>
+                "SEP-2640's own sentences (spec/sep-2640.md), by hand-written expectations on fixtures",
         }
     );
+    for n in &h.notes {
+        let _ = writeln!(s, "{n}");
+    }
     if let Some(Err(why)) = &h.server.stateless {
         let _ = writeln!(s, "stateless mode: not applicable ({why})");
     }
@@ -262,6 +274,9 @@ pub fn text_case(c: &CaseReport) -> String {
     }
     for f in &c.case_failures {
         failure_text(&mut s, "    ", "", f, None);
+    }
+    if !c.passed() && !c.sentences.is_empty() {
+        let _ = writeln!(s, "    sentences: {}", c.sentences.join(", "));
     }
     s
 }
@@ -383,6 +398,9 @@ pub fn json_report(h: &Header, cases: &[CaseReport]) -> Value {
             if let (Some(why), Value::Object(m)) = (&c.not_applicable, &mut v) {
                 m.insert("reason".into(), json!(why));
             }
+            if let (false, Value::Object(m)) = (c.sentences.is_empty(), &mut v) {
+                m.insert("sentences".into(), json!(c.sentences));
+            }
             v
         })
         .collect();
@@ -393,6 +411,7 @@ pub fn json_report(h: &Header, cases: &[CaseReport]) -> Value {
         "server": server,
         "bless": h.bless,
         "profile": h.profile.as_str(),
+        "notes": h.notes,
         "cases": cases,
         "passed": passed,
         "failed": failed,
@@ -476,6 +495,9 @@ pub fn junit_report(h: &Header, cases: &[CaseReport]) -> String {
             }
             for f in &c.case_failures {
                 failure_text(&mut text, "", "", f, None);
+            }
+            if !c.sentences.is_empty() {
+                let _ = writeln!(text, "sentences: {}", c.sentences.join(", "));
             }
             let _ = writeln!(
                 body,
@@ -561,6 +583,7 @@ mod tests {
             },
             bless: false,
             profile: Profile::Full,
+            notes: Vec::new(),
         }
     }
 
@@ -599,6 +622,7 @@ mod tests {
                 case_failures: vec![],
                 golden: None,
                 not_applicable: None,
+                sentences: Vec::new(),
             },
             CaseReport {
                 id: "B-002".into(),
@@ -607,6 +631,7 @@ mod tests {
                 case_failures: vec![],
                 golden: None,
                 not_applicable: None,
+                sentences: Vec::new(),
             },
         ]
     }

@@ -87,7 +87,7 @@ pub fn with_stateless_meta(params: Option<&Value>) -> Value {
 pub fn init_params(profile: Profile) -> Value {
     let version = match profile {
         Profile::Core => CORE_PROTOCOL,
-        Profile::Full => INIT_PROTOCOL,
+        Profile::Full | Profile::Skills => INIT_PROTOCOL,
     };
     json!({
         "protocolVersion": version,
@@ -259,7 +259,7 @@ fn mode_report(run: &UnitRun, failures: Vec<Failure>) -> ModeReport {
 /// (raw when that is its only mode), full runs every mode the case lists.
 pub fn modes_for(case: &Case, profile: Profile) -> Vec<Mode> {
     match profile {
-        Profile::Full => case.modes.clone(),
+        Profile::Full | Profile::Skills => case.modes.clone(),
         Profile::Core if case.modes == [Mode::Raw] => vec![Mode::Raw],
         Profile::Core => vec![Mode::Core],
     }
@@ -442,13 +442,14 @@ pub fn judge_bless(
 
 /// Runs `units` on `jobs` threads; results arrive on the returned channel as
 /// (unit index, result). A panic inside a unit becomes a failed result.
-pub fn run_pool<F>(
+pub fn run_pool<T, F>(
     units: usize,
     jobs: usize,
     work: F,
-) -> mpsc::Receiver<(usize, Result<UnitRun, String>)>
+) -> mpsc::Receiver<(usize, Result<T, String>)>
 where
-    F: Fn(usize) -> UnitRun + Send + Sync + 'static,
+    T: Send + 'static,
+    F: Fn(usize) -> T + Send + Sync + 'static,
 {
     let (tx, rx) = mpsc::channel();
     let next = Arc::new(AtomicUsize::new(0));

@@ -53,6 +53,10 @@ pub enum Profile {
     /// Everything this implementation holds to, by recorded goldens.
     #[default]
     Full,
+    /// SEP-2640's own sentences, for any implementation of the MCP Skills
+    /// extension (`conformance/sep-2640/`, its cases of its own format).
+    #[serde(skip)]
+    Skills,
 }
 
 impl Profile {
@@ -60,6 +64,7 @@ impl Profile {
         match self {
             Profile::Core => "core",
             Profile::Full => "full",
+            Profile::Skills => "skills",
         }
     }
 }
@@ -297,6 +302,12 @@ fn check_core(profile: Profile, steps: &[Step]) -> Result<(), String> {
                 return Err(format!(
                     "steps[{i}]: `expect` and `core` belong to core cases (\"profile\": \"core\")"
                 ));
+            }
+            (_, Profile::Skills, _) => {
+                return Err(
+                    "the skills profile's cases are conformance/sep-2640/'s, in their own format"
+                        .to_string(),
+                );
             }
         }
     }
