@@ -36,6 +36,7 @@ mod tree;
 use std::path::Path;
 use std::time::Instant;
 
+use crate::measure::trips::QueryBaseline;
 use crate::report::{Table, fmt_count, loadavg};
 use crate::settings::Settings;
 use crate::tree::make_tree;
@@ -96,6 +97,7 @@ fn main() {
     }
     let mut skx_ratios = Vec::new();
     let mut peer_ratios = Vec::new();
+    let mut query_baseline = Vec::new();
     if s.runs("boot") {
         measure::boot::empty(&s, &mut t);
     }
@@ -157,7 +159,8 @@ fn main() {
             stamp("boots");
         }
         if s.runs("trips") {
-            measure::trips::trips(&s, &tree, &size, &mut t, judged);
+            let b = measure::trips::trips(&s, &tree, &size, &mut t, judged);
+            query_baseline.push((size.clone(), b));
             stamp("round trips");
         }
         if n == largest && s.runs("run") {
@@ -218,6 +221,27 @@ fn main() {
             "this server ÷ rmcp's SkillCatalog at {size} skills: {}",
             parts.join(", ")
         );
+    }
+    for (size, b) in &query_baseline {
+        let said = match b {
+            QueryBaseline::None => String::from("no baseline (SKILL_MCP_BENCH_BASELINE not set)"),
+            QueryBaseline::Failed(why) => format!("void, {why}"),
+            QueryBaseline::Ratio {
+                ratio,
+                pairs,
+                at_most,
+            } => {
+                let target = at_most.map_or(String::from("not judged at this size"), |x| {
+                    if *pairs < report::MIN_PAIRS {
+                        format!("≤ {x}×, no verdict: {pairs} pairs")
+                    } else {
+                        format!("≤ {x}×, {}", if *ratio <= x { "met" } else { "MISSED" })
+                    }
+                });
+                format!("{ratio:.2}× ({target}, n={pairs})")
+            }
+        };
+        println!("skill_list query, this build ÷ the baseline build at {size} skills: {said}");
     }
     issue43(&s, &t);
     println!(
