@@ -8,13 +8,13 @@ use std::fs;
 
 use crate::stats::{median, min_max};
 
+/// What a row is judged against. No time or throughput is a target
+/// (issue 43 §5: these machines are shared and differ): a time is judged
+/// as a [`Target::RatioAtMost`] against a floor or a peer measured in the
+/// same run, or reported without a verdict.
 #[derive(Clone, Copy)]
 pub enum Target {
     None,
-    /// Under this many milliseconds.
-    MsUnder(f64),
-    /// At most this many milliseconds.
-    MsAtMost(f64),
     /// At most this many MiB.
     MibAtMost(f64),
     /// At most this ratio.
@@ -72,8 +72,6 @@ impl Table {
     ) {
         let (target, pass) = match t {
             Target::None => (String::new(), None),
-            Target::MsUnder(x) => (format!("< {x} ms"), Some(value < x)),
-            Target::MsAtMost(x) => (format!("≤ {x} ms"), Some(value <= x)),
             Target::MibAtMost(x) => (format!("≤ {x} MiB"), Some(value <= x)),
             Target::RatioAtMost(x) => (format!("≤ {x}×"), Some(value <= x)),
             Target::CountAtMost(x) => (format!("≤ {x}"), Some(value <= x)),
@@ -116,6 +114,33 @@ impl Table {
         detail: &str,
         at_most: Option<f64>,
     ) -> f64 {
+        self.ratio_row(what, size, ratios, detail, at_most, true)
+    }
+
+    /// A time over a floor or a peer measured in the same run, pair by
+    /// pair (the same server's `ping`, bare node, a baseline build): judged
+    /// as [`Table::pair_ratio`] is, from [`MIN_PAIRS`] pairs up, but not
+    /// one of issue 43's ratios against rmcp, so not in `verdicts`.
+    pub fn floor_ratio(
+        &mut self,
+        what: &str,
+        size: &str,
+        ratios: &[f64],
+        detail: &str,
+        at_most: Option<f64>,
+    ) -> f64 {
+        self.ratio_row(what, size, ratios, detail, at_most, false)
+    }
+
+    fn ratio_row(
+        &mut self,
+        what: &str,
+        size: &str,
+        ratios: &[f64],
+        detail: &str,
+        at_most: Option<f64>,
+        issue43: bool,
+    ) -> f64 {
         let value = median(ratios);
         let (lo, hi) = min_max(ratios);
         let n = ratios.len();
@@ -128,14 +153,16 @@ impl Table {
             return value;
         };
         let met = (n >= MIN_PAIRS).then_some(value <= x);
-        self.verdicts.push(Verdict {
-            what: what.into(),
-            size: size.into(),
-            ratio: value,
-            at_most: x,
-            pairs: n,
-            met,
-        });
+        if issue43 {
+            self.verdicts.push(Verdict {
+                what: what.into(),
+                size: size.into(),
+                ratio: value,
+                at_most: x,
+                pairs: n,
+                met,
+            });
+        }
         if met.is_some() {
             self.add(what, size, value, spread, "×", Target::RatioAtMost(x));
         } else {
@@ -152,8 +179,18 @@ impl Table {
     }
 
     pub fn ms(&mut self, what: &str, size: &str, samples: &[f64], t: Target) {
+        self.ms_noted(what, size, samples, "", t);
+    }
+
+    /// [`Table::ms`] with `note` after the spread: for a time once judged
+    /// absolutely, where its verdict went (a ratio in this run) or why it
+    /// has none.
+    pub fn ms_noted(&mut self, what: &str, size: &str, samples: &[f64], note: &str, t: Target) {
         let (lo, hi) = min_max(samples);
-        let spread = format!("{lo:.2}–{hi:.2} (n={})", samples.len());
+        let mut spread = format!("{lo:.2}–{hi:.2} (n={})", samples.len());
+        if !note.is_empty() {
+            spread = format!("{spread}; {note}");
+        }
         self.add(what, size, median(samples), spread, "ms", t);
     }
 

@@ -219,15 +219,15 @@ pub fn boots(
         Target::None,
     );
     t.ms("boot → initialize answered", size, &init, Target::None);
-    t.ms(
+    // Reported only: its "< 300 ms at 10,000 skills" was a time, which
+    // another machine's floor alone exceeds (BENCHMARKS.md: 810 ms on
+    // EPYC). Its verdict is the ratio to the floor in the next row.
+    t.ms_noted(
         "boot → first skill_list page answered",
         size,
         &first,
-        if judged {
-            Target::MsUnder(300.0)
-        } else {
-            Target::None
-        },
+        "reported only: judged ÷ the floor (next row)",
+        Target::None,
     );
     // Each boot against the floor measured just before it.
     let ratios: Vec<f64> = first.iter().zip(&floors).map(|(b, f)| b / f).collect();

@@ -2,7 +2,9 @@
 //! 16 and 64 concurrent clients — requests per second, p50 and p99 — for
 //! `skills/list`, `resources/read` of a 4 KiB file and `skill_list` with
 //! a query; the same requests over stdio beside them; and the server's RSS
-//! with 1,000 sessions open.
+//! with 1,000 sessions open. Only the RSS is judged: the rates and
+//! latencies are reported (issue 43 §5 withdrew issue 29's absolute
+//! targets; the read's are judged ÷ rmcp's in the http-peer phase).
 //!
 //! The load comes from `wrk` (Debian's package: a well-kept C generator,
 //! so the figures are the server's, not a Rust client's), each request a
@@ -393,7 +395,18 @@ pub fn http(s: &Settings, t: &mut Table) {
                 scratch.path(),
             ) {
                 Ok(l) => {
-                    let judged = what.starts_with("resources/read") && clients == 64;
+                    // Reported only. Issue 29's ≥ 20,000 reads/s and p99 ≤
+                    // 10 ms at 64 clients were absolute, and issue 43
+                    // withdrew them: no floor is measured in this phase (wrk
+                    // and the server share the cores), and the peer these
+                    // requests are judged against, rmcp's SkillCatalog, is
+                    // the http-peer phase's.
+                    let peer = what.starts_with("resources/read") && clients == 64;
+                    let note = if peer {
+                        "; reported only, no floor here: judged ÷ rmcp in http-peer"
+                    } else {
+                        ""
+                    };
                     let name = format!(
                         "http {what}, {clients} client{}",
                         if clients == 1 { "" } else { "s" }
@@ -403,28 +416,20 @@ pub fn http(s: &Settings, t: &mut Table) {
                         &size,
                         l.rps,
                         if l.bad > 0 {
-                            format!("{} failed", l.bad)
+                            format!("{} failed{note}", l.bad)
                         } else {
-                            format!("{secs} s of wrk")
+                            format!("{secs} s of wrk{note}")
                         },
                         "/s",
-                        if judged {
-                            Target::AtLeast(20_000.0)
-                        } else {
-                            Target::None
-                        },
+                        Target::None,
                     );
                     t.add(
                         &format!("{name}: p50 / p99"),
                         &size,
                         l.p99_ms,
-                        format!("p50 {:.2} ms", l.p50_ms),
+                        format!("p50 {:.2} ms{note}", l.p50_ms),
                         "ms",
-                        if judged {
-                            Target::MsAtMost(10.0)
-                        } else {
-                            Target::None
-                        },
+                        Target::None,
                     );
                     if l.bad > 0 {
                         t.misses.push(format!("{name}: {} requests failed", l.bad));

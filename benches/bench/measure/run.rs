@@ -1,6 +1,7 @@
 //! The run phase: `skill_run` of a script that exits at once, paired with
 //! node running it directly, so what is left over is the server's own
-//! overhead.
+//! overhead: judged as the ratio of the two in each pair (bare node is the
+//! floor, measured in the same run), the overhead in ms reported.
 
 use std::fs;
 use std::os::unix::process::CommandExt;
@@ -15,6 +16,10 @@ use crate::report::{Table, Target};
 use crate::settings::Settings;
 use crate::stats::{median, min_max, ms};
 use crate::tree::Tree;
+
+/// At most this ratio of a `skill_run` round trip to bare node running
+/// the same script in the same pair (see where it is judged).
+const RUN_OVER_BARE: f64 = 1.2;
 
 fn find_node() -> PathBuf {
     node_on_path().expect("node on PATH (the server runs declared scripts with it)")
@@ -100,9 +105,22 @@ pub fn run_overhead(s: &Settings, tree: &Tree, size: &str, t: &mut Table) {
         "skill_run overhead over bare node (median − median)",
         size,
         median(&run) - median(&bare),
-        format!("pairwise {lo:.2}–{hi:.2}"),
+        format!("pairwise {lo:.2}–{hi:.2}; reported only: judged ÷ bare node (next row)"),
         "ms",
-        Target::MsUnder(5.0),
+        Target::None,
+    );
+    // The run over bare node in the same pair: its floor, on this machine
+    // and at this moment. The old target was an overhead under 5 ms; over
+    // the 23.91 ms bare node BENCHMARKS.md records with it (EPYC, through
+    // skill_run 24.67 ms, 1.03×) that is (23.91 + 5) ÷ 23.91 = 1.21×,
+    // rounded down to 1.2×.
+    let ratios: Vec<f64> = run.iter().zip(&bare).map(|(r, b)| r / b).collect();
+    t.floor_ratio(
+        "skill_run round trip ÷ bare node, pair by pair",
+        size,
+        &ratios,
+        "",
+        Some(RUN_OVER_BARE),
     );
     t.ms(
         "skill_run preview (no confirm) round trip",

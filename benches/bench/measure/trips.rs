@@ -1,7 +1,16 @@
 //! The trips phase: round trips of each tool and list method on one booted
 //! server, full walks of the paginated lists, reply sizes, and peak RSS
 //! after them all.
+//!
+//! No round trip is judged in milliseconds (issue 43 §5): the first
+//! `skill_list` page and `query` are judged against the same server's
+//! `ping` (the transport floor: a request and an empty answer over the same
+//! pipes), one `ping` right before each call, and `query` also against a
+//! baseline build on the same tree when SKILL_MCP_BENCH_BASELINE names one
+//! (issue 44: at most 1.2× at 1,000 and 10,000 skills). Every other round
+//! trip is reported without a verdict.
 
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use serde_json::{Value, json};
@@ -54,8 +63,80 @@ fn list_walk(sv: &mut Server, tree: &Tree) -> ListWalk {
     ListWalk { trips, largest }
 }
 
+/// The first `skill_list` page over a `ping`, at 10,000 skills. The old
+/// target was 2 ms; over the `ping` of 0.09–0.10 ms BENCHMARKS.md records
+/// (skills-ext) that is 20–22×, so at most 20× (the page it records: 0.47
+/// ms, about 5×). The page is 38 KiB of JSON, 79 KiB on the wire.
+const FIRST_PAGE_OVER_PING: f64 = 20.0;
+
+/// `query` over a `ping` (issue 27 §6 said 1 ms at 1,000 skills and 5 ms
+/// at 10,000): over the same 0.09–0.10 ms `ping`, 10× and 50×. Recorded:
+/// 0.05–0.23 / 0.14–0.21 ms by words (≤ 2.3×), 0.72 / 2.12 ms with a
+/// model (7–8× / 21–24×), so both hold with either.
+fn query_over_ping(skills: usize) -> Option<f64> {
+    match skills {
+        1_000 => Some(10.0),
+        10_000 => Some(50.0),
+        _ => None,
+    }
+}
+
+/// `query` over a baseline build's on the same tree (issue 44: at most
+/// 1.2× at 1,000 and 10,000 skills, in the same run).
+fn query_over_baseline(skills: usize) -> Option<f64> {
+    matches!(skills, 1_000 | 10_000).then_some(1.2)
+}
+
+/// `query` against a baseline build in this run (issue 44), for the
+/// summary.
+pub enum QueryBaseline {
+    /// SKILL_MCP_BENCH_BASELINE is not set.
+    None,
+    /// The baseline did not boot or did not answer a query, and why.
+    Failed(String),
+    /// The median of per-pair ratios, the pairs, and the target.
+    Ratio {
+        ratio: f64,
+        pairs: usize,
+        at_most: Option<f64>,
+    },
+}
+
+/// A baseline build booted on `tree`, its search index built by a first
+/// query (as this server's is before its queries are timed).
+fn baseline_server(bin: &Path, tree: &Tree) -> Result<Server, String> {
+    let mut sv = Server::spawn_bin(bin, &tree.root);
+    sv.try_initialize_any()?;
+    baseline_query(&mut sv, "pdf", None)?;
+    Ok(sv)
+}
+
+/// A `skill_list` query on the baseline, in ms; with `expect`, the skill
+/// that must be among its matches (its ranking may differ from this
+/// build's).
+fn baseline_query(sv: &mut Server, word: &str, expect: Option<&str>) -> Result<f64, String> {
+    let (d, r) = sv.try_call(
+        "tools/call",
+        json!({"name": "skill_list", "arguments": {"query": word}}),
+    )?;
+    if r["isError"] == json!(true) {
+        return Err(format!(
+            "its skill_list {{query: {word:?}}} failed: {r:.300}"
+        ));
+    }
+    let found = r["structuredContent"]["skills"]
+        .as_array()
+        .is_some_and(|a| expect.is_none_or(|nm| a.iter().any(|e| e["name"] == json!(nm))));
+    if !found {
+        return Err(format!(
+            "its skill_list {{query: {word:?}}} does not list {expect:?}: {r:.300}"
+        ));
+    }
+    Ok(ms(d))
+}
+
 /// Round trips on one server after boot.
-pub fn trips(s: &Settings, tree: &Tree, size: &str, t: &mut Table, judged: bool) {
+pub fn trips(s: &Settings, tree: &Tree, size: &str, t: &mut Table, judged: bool) -> QueryBaseline {
     let mut sv = Server::spawn(&tree.root);
     sv.initialize();
     sv.tool("skill_list", json!({}));
@@ -112,22 +193,30 @@ pub fn trips(s: &Settings, tree: &Tree, size: &str, t: &mut Table, judged: bool)
 
     // skill_list: the first page (no arguments: a full page at this size),
     // then the whole listing through its cursors, then queries.
+    // Each paired with a `ping` right before it: the transport floor.
     let (_, first_page) = sv.tool("skill_list", json!({}));
-    let list: Vec<f64> = (0..n)
-        .map(|_| ms(sv.tool("skill_list", json!({})).0))
-        .collect();
+    let mut list_pings = Vec::new();
+    let mut list = Vec::new();
+    for _ in 0..n {
+        list_pings.push(ping(&mut sv));
+        list.push(ms(sv.tool("skill_list", json!({})).0));
+    }
     let wire = sv.last_len;
     let (page, total) = list_counts(&first_page);
     assert_eq!(total, tree.names.len(), "the listing holds every skill");
-    t.ms(
+    t.ms_noted(
         "skill_list round trip, first page (no arguments)",
         size,
         &list,
-        if judged {
-            Target::MsAtMost(2.0)
-        } else {
-            Target::None
-        },
+        "reported only: judged ÷ ping",
+        Target::None,
+    );
+    t.floor_ratio(
+        "  ÷ ping right before it (the transport floor)",
+        size,
+        &ratios(&list, &list_pings),
+        "",
+        judged.then_some(FIRST_PAGE_OVER_PING),
     );
     t.note(
         "  first skill_list page",
@@ -157,30 +246,103 @@ pub fn trips(s: &Settings, tree: &Tree, size: &str, t: &mut Table, judged: bool)
     );
     // A word only one skill's description holds, a different skill each
     // time: a ranked search of the whole catalog that finds one.
-    let query: Vec<f64> = (0..n)
-        .map(|k| {
-            let nm = name(k);
-            let (d, r) = sv.tool("skill_list", json!({"query": description_word(&nm)}));
-            assert_eq!(
-                list_counts(&r),
-                (1, 1),
-                "the query finds one skill: {r:.300}"
-            );
-            assert_eq!(r["skills"][0]["name"], json!(nm));
-            ms(d)
-        })
-        .collect();
-    t.ms(
+    // Each after a `ping`, and beside the same query on a baseline build
+    // (booted now, so it is idle during the other round trips), which of
+    // the two goes first alternating.
+    let base_bin = std::env::var_os("SKILL_MCP_BENCH_BASELINE").map(PathBuf::from);
+    let mut base = match &base_bin {
+        None => Err(String::new()),
+        Some(b) => {
+            baseline_server(b, tree).map_err(|e| format!("baseline {} refused: {e}", b.display()))
+        }
+    };
+    let mut query_pings = Vec::new();
+    let mut query = Vec::new();
+    let mut base_query = Vec::new();
+    for k in 0..n {
+        let nm = name(k);
+        let word = description_word(&nm);
+        query_pings.push(ping(&mut sv));
+        let mut on_base = |base: &mut Result<Server, String>| {
+            if let Ok(b) = base {
+                match baseline_query(b, &word, Some(&nm)) {
+                    Ok(d) => base_query.push(d),
+                    Err(e) => *base = Err(format!("baseline refused: {e}")),
+                }
+            }
+        };
+        if k % 2 == 1 {
+            on_base(&mut base);
+        }
+        let (d, r) = sv.tool("skill_list", json!({"query": word}));
+        assert_eq!(
+            list_counts(&r),
+            (1, 1),
+            "the query finds one skill: {r:.300}"
+        );
+        assert_eq!(r["skills"][0]["name"], json!(nm));
+        query.push(ms(d));
+        if k % 2 == 0 {
+            on_base(&mut base);
+        }
+    }
+    t.ms_noted(
         "skill_list round trip, query (a word of one skill's description)",
         size,
         &query,
-        // Issue 27 §6: 1 ms at 1,000 skills, 5 ms at 10,000.
-        match skills {
-            1_000 => Target::MsAtMost(1.0),
-            10_000 => Target::MsAtMost(5.0),
-            _ => Target::None,
-        },
+        "reported only: judged ÷ ping and ÷ a baseline build",
+        Target::None,
     );
+    t.floor_ratio(
+        "  ÷ ping right before it (the transport floor)",
+        size,
+        &ratios(&query, &query_pings),
+        "",
+        query_over_ping(skills),
+    );
+    t.ms(
+        "  ping round trips (the floor), one before each call judged ÷ ping",
+        size,
+        &[list_pings.as_slice(), query_pings.as_slice()].concat(),
+        Target::None,
+    );
+    let baseline = match (&base, &base_bin) {
+        (Ok(_), Some(b)) => {
+            let at_most = query_over_baseline(skills);
+            let ratio = t.floor_ratio(
+                "  ÷ the same query on the baseline build",
+                size,
+                &ratios(&query, &base_query),
+                &format!("{}", b.display()),
+                at_most,
+            );
+            QueryBaseline::Ratio {
+                ratio,
+                pairs: base_query.len(),
+                at_most,
+            }
+        }
+        (Err(why), Some(_)) => {
+            t.note(
+                "  ÷ the same query on the baseline build",
+                size,
+                String::from("void"),
+                why.clone(),
+            );
+            t.misses.push(format!("query ÷ baseline ({size}): {why}"));
+            QueryBaseline::Failed(why.clone())
+        }
+        _ => {
+            t.note(
+                "  ÷ the same query on the baseline build",
+                size,
+                String::from("no baseline"),
+                String::from("SKILL_MCP_BENCH_BASELINE not set"),
+            );
+            QueryBaseline::None
+        }
+    };
+    drop(base);
     // A word a tenth of the catalog holds: the search, a sort and a page.
     let broad: Vec<f64> = (0..n)
         .map(|_| {
@@ -301,4 +463,16 @@ pub fn trips(s: &Settings, tree: &Tree, size: &str, t: &mut Table, judged: bool)
         "MiB",
         Target::None,
     );
+    baseline
+}
+
+/// One `ping` round trip in ms: a request and an empty answer over the
+/// same pipes, the least any round trip costs on this server.
+fn ping(sv: &mut Server) -> f64 {
+    ms(sv.call("ping", json!({})).0)
+}
+
+/// `a[k] ÷ b[k]` for each pair.
+fn ratios(a: &[f64], b: &[f64]) -> Vec<f64> {
+    a.iter().zip(b).map(|(x, y)| x / y).collect()
 }
