@@ -27,8 +27,13 @@ pub(crate) fn for_file(skill: &str, path: &str) -> String {
     uri
 }
 
-/// Splits a URI into skill name and skill-relative path, decoding once.
-/// A refusal quotes no more of the URI than an excerpt (HARD-005).
+/// Splits a URI into skill name and skill-relative path, decoding once,
+/// segment by segment: an escaped `/` (`%2F`) is data inside a segment,
+/// not a separator (RFC 3986 §2.2), and no file's segment holds a `/`, so
+/// such a URI names no file and is refused here rather than read as the
+/// path it would spell unescaped (READ-010; SEP-2640's manifest is every
+/// file a skill serves). A refusal quotes no more of the URI than an
+/// excerpt (HARD-005).
 pub(crate) fn parse(uri: &str) -> Result<(String, String), String> {
     let rest = uri.strip_prefix(PREFIX).ok_or_else(|| {
         format!(
@@ -51,7 +56,29 @@ pub(crate) fn parse(uri: &str) -> Result<(String, String), String> {
             .map(|c| c.into_owned())
             .map_err(|_| format!("{} decodes to bytes that are not UTF-8", excerpt(uri)))
     };
-    Ok((decode(name)?, decode(path)?))
+    let name = decode(name)?;
+    let mut decoded = String::with_capacity(path.len());
+    for (i, seg) in path.split('/').enumerate() {
+        let seg = decode(seg)?;
+        if seg.contains('/') {
+            return Err(format!(
+                "{} escapes a `/` inside a path segment (%2F), which names no file: a skill's files are \
+                 addressed with a plain `/` between segments, as skills/list and resources/list give them (READ-010)",
+                excerpt(uri)
+            ));
+        }
+        if i > 0 {
+            decoded.push('/');
+        }
+        decoded.push_str(&seg);
+    }
+    if name.contains('/') {
+        return Err(format!(
+            "{} escapes a `/` inside the skill's name (%2F), which names no skill (READ-010)",
+            excerpt(uri)
+        ));
+    }
+    Ok((name, decoded))
 }
 
 #[cfg(test)]
@@ -82,5 +109,24 @@ mod tests {
         assert!(parse("file:///etc/passwd").is_err());
         assert!(parse("skill://s").is_err());
         assert!(parse("skill:///x").is_err());
+    }
+
+    #[test]
+    fn an_escaped_slash_is_no_separator() {
+        for uri in [
+            "skill://s/references%2Fguide.md",
+            "skill://s/references%2fguide.md",
+            "skill://s/a/b%2Fc/d.md",
+            "skill://s%2Ft/x.md",
+        ] {
+            let why = parse(uri).unwrap_err();
+            assert!(
+                why.contains("%2F") && why.contains("READ-010"),
+                "{uri}: {why}"
+            );
+        }
+        // Decoded once: `%252F` is the three characters `%2F`, which the
+        // fence refuses as a percent escape, never a slash.
+        assert_eq!(parse("skill://s/a%252Fb").unwrap().1, "a%2Fb");
     }
 }

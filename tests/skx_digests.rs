@@ -136,9 +136,11 @@ fn reads_within(s: &mut Session, kept: &mut Vec<Value>, bound: Duration) -> Vec<
 }
 
 /// SKX-012: hashing runs on the digest pool, so two `skills/list` calls
-/// hashing 100 skills of 16.7 MB each (sparse: 3.3 GB to hash, for many
-/// seconds) leave every read of another skill answered promptly. Before
-/// SKX-012 both blocking threads hashed and the reads waited.
+/// hashing 100 skills of fifteen 1 MiB files each (sparse: 3.1 GB to hash,
+/// for seconds; each file within the 1 MiB a manifest lists, SKX-007, and
+/// a budget that lets a page hold all 100) leave every read of another
+/// skill answered promptly. Before SKX-012 both blocking threads hashed
+/// and the reads waited.
 #[test]
 fn reads_are_answered_promptly_while_skills_are_being_hashed() {
     let root = tempfile::tempdir().unwrap();
@@ -146,12 +148,16 @@ fn reads_are_answered_promptly_while_skills_are_being_hashed() {
     for i in 0..100 {
         let name = format!("s{i:03}");
         write_skill(root.path(), &name, &[]);
-        File::create(root.path().join(&name).join("big.bin"))
-            .unwrap()
-            .set_len(16_700_000)
-            .unwrap();
+        let data = root.path().join(&name).join("data");
+        std::fs::create_dir(&data).unwrap();
+        for f in 0..15 {
+            File::create(data.join(format!("f{f:02}")))
+                .unwrap()
+                .set_len(1 << 20)
+                .unwrap();
+        }
     }
-    let mut s = start(root.path(), &[]);
+    let mut s = start(root.path(), &[("SKILL_MCP_ANSWER_BUDGET", "400000")]);
     let lists: Vec<u64> = (0..2)
         .map(|_| s.send_request("skills/list", json!({})))
         .collect();

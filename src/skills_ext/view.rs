@@ -11,12 +11,12 @@ use std::time::SystemTime;
 use nix::fcntl::{AtFlags, OFlag};
 
 use super::digests::{Hashed, SETTLED, Slot, Stamp, hash, settled, shown, validity};
-use super::dynamic::{manifest_json_len, over_limits, too_large};
+use super::dynamic::{file_too_large, manifest_json_len, over_limits, too_large};
 use super::eligibility::{eligibility, left_out};
 use super::front::read_front;
 use super::{Carried, Manifest, Reach, Unservable};
 use crate::catalog::{self, Catalog, Skill};
-use crate::limits::SKX_MAX_SKILL_BYTES;
+use crate::limits::{MAX_FILE_BYTES, SKX_MAX_SKILL_BYTES};
 use crate::problem::Problem;
 
 /// What one served skill keeps for the snapshot's life (SKX-017): its
@@ -140,6 +140,19 @@ impl SkillsView {
             return Ok(Carried {
                 front,
                 manifest: Manifest::Dynamic(too_large(&skill.name, total)),
+            });
+        }
+        // A file grown past what resources/read serves whole since the
+        // scan (SKX-007).
+        if let Some((f, s)) = skill
+            .files
+            .iter()
+            .zip(&now)
+            .find(|(_, s)| s.size > MAX_FILE_BYTES as u64)
+        {
+            return Ok(Carried {
+                front,
+                manifest: Manifest::Dynamic(file_too_large(&skill.name, f.path, s.size)),
             });
         }
         let manifest = digests(table, skill, &now, reach)?;
@@ -277,6 +290,10 @@ fn digests(
         hashed = hashed.saturating_add(size);
         if hashed > SKX_MAX_SKILL_BYTES {
             return Ok(Manifest::Dynamic(too_large(&skill.name, hashed)));
+        }
+        // Grown past 1 MiB between its stat and its read (SKX-007).
+        if size > MAX_FILE_BYTES as u64 {
+            return Ok(Manifest::Dynamic(file_too_large(&skill.name, f.path, size)));
         }
         if let Ok(mut t) = table.lock() {
             let t = t

@@ -8,7 +8,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{PermissionsExt, symlink};
 use std::path::{Path, PathBuf};
 
-use crate::case::{RelPath, SetupAction, WriteContent};
+use crate::case::{FileContent, RelPath, SetupAction, WriteContent};
 
 pub struct WorkDir {
     dir: Option<tempfile::TempDir>,
@@ -225,14 +225,27 @@ impl WorkDir {
                 let p = sub.join(file);
                 fs::write(&p, text.as_bytes()).map_err(|e| io("cannot write", &p, e))?;
             }
-            SetupAction::Files { dir, count, text } => {
+            SetupAction::Files {
+                dir,
+                count,
+                content,
+            } => {
                 let (d, _) = self.resolve(dir, true, true)?;
                 for i in 0..*count {
                     let p = d.join(format!("f{i:06}"));
                     if fs::symlink_metadata(&p).is_ok() {
                         return Err(format!("{} already exists", p.display()));
                     }
-                    fs::write(&p, text.as_bytes()).map_err(|e| io("cannot write", &p, e))?;
+                    match content {
+                        FileContent::Text(text) => {
+                            fs::write(&p, text.as_bytes())
+                                .map_err(|e| io("cannot write", &p, e))?;
+                        }
+                        FileContent::Sparse(size) => {
+                            let f = fs::File::create(&p).map_err(|e| io("cannot create", &p, e))?;
+                            f.set_len(*size).map_err(|e| io("cannot size", &p, e))?;
+                        }
+                    }
                 }
             }
             SetupAction::Skills { dir, count, text } => {
@@ -451,7 +464,7 @@ mod tests {
         w.apply(&SetupAction::Files {
             dir: rel("tree/many/x"),
             count: 12,
-            text: "q".into(),
+            content: FileContent::Text("q".into()),
         })
         .unwrap();
         let mut names: Vec<String> = fs::read_dir(p.join("tree/many/x"))

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-pub use setup::{RelPath, SetupAction, WriteContent};
+pub use setup::{FileContent, RelPath, SetupAction, WriteContent};
 pub use step::{CoreStep, Progress, Step, StepKind};
 
 #[derive(Deserialize, Serialize, Clone, Copy, Debug, PartialEq, Eq)]

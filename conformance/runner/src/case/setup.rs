@@ -97,10 +97,12 @@ pub enum SetupAction {
         file: String,
         text: String,
     },
+    /// N files `f000000`… in a directory, each holding the text, or
+    /// each sparse of a size (`"size"` instead of `"text"`).
     Files {
         dir: RelPath,
         count: u64,
-        text: String,
+        content: FileContent,
     },
     /// N skill directories `s000000`… each holding a SKILL.md (`{name}`
     /// in the text becomes the directory's name).
@@ -109,6 +111,14 @@ pub enum SetupAction {
         count: u64,
         text: String,
     },
+}
+
+/// What each file of a `files` action holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FileContent {
+    Text(String),
+    /// That many bytes and no data blocks, as `sparse`.
+    Sparse(u64),
 }
 
 impl SetupAction {
@@ -194,10 +204,20 @@ fn from_entry(obj: Map<String, Value>) -> Result<SetupAction, String> {
         }
         "files" => {
             let e: Files = read_entry(obj)?;
+            let content = match (e.text, e.size) {
+                (Some(text), None) => FileContent::Text(text),
+                (None, Some(size)) => FileContent::Sparse(size),
+                _ => {
+                    return Err(
+                        "a `files` action takes one of \"text\" (each file's text) or \"size\" (each file sparse, that long)"
+                            .into(),
+                    );
+                }
+            };
             SetupAction::Files {
                 dir: e.files.0,
                 count: e.count.0,
-                text: e.text,
+                content,
             }
         }
         _ => {
@@ -432,7 +452,8 @@ impl TryFrom<String> for FileName {
 struct Files {
     files: Dir,
     count: Count,
-    text: String,
+    text: Option<String>,
+    size: Option<u64>,
 }
 
 #[derive(Deserialize)]
