@@ -61,8 +61,13 @@ pub(crate) struct Conn {
     /// address holding the most (HTTP-008).
     peer: Option<IpAddr>,
     doing: AtomicU8,
-    /// Milliseconds since the registry started, when `doing` last changed.
+    /// Nanoseconds since the registry started, when `doing` last changed:
+    /// in milliseconds a stream and the next one opened were often equal,
+    /// and the tie went to whichever the map gave first, so a newcomer
+    /// closed a younger stream half the time (HTTP-008).
     since: AtomicU64,
+    /// The order connections were registered in: breaks any tie left.
+    order: u64,
     clock: Instant,
     /// Set, and its waiters told, when the connection is to be closed:
     /// for a new one, or because its body is the slowest while others
@@ -88,8 +93,7 @@ impl Conn {
     /// What the connection does now.
     pub(crate) fn set(&self, doing: Doing) {
         self.doing.store(doing as u8, Ordering::Relaxed);
-        self.since
-            .store(self.clock.elapsed().as_millis() as u64, Ordering::Relaxed);
+        self.since.store(nanos(self.clock), Ordering::Relaxed);
     }
 
     pub(crate) fn doing(&self) -> Doing {
@@ -202,7 +206,7 @@ impl Connections {
             let victim = open
                 .iter()
                 .filter(|(_, c)| c.doing() < Doing::Working)
-                .min_by_key(|(_, c)| (c.doing(), c.since.load(Ordering::Relaxed)))
+                .min_by_key(|(_, c)| (c.doing(), c.since.load(Ordering::Relaxed), c.order))
                 .map(|(id, _)| *id)?;
             if let Some(c) = open.remove(&victim) {
                 tracing::debug!(doing = ?c.doing(), "closing a quiet connection for a new one");
@@ -213,7 +217,8 @@ impl Connections {
         let conn = Arc::new(Conn {
             peer,
             doing: AtomicU8::new(Doing::Nothing as u8),
-            since: AtomicU64::new(self.clock.elapsed().as_millis() as u64),
+            since: AtomicU64::new(nanos(self.clock)),
+            order: id,
             clock: self.clock,
             closing: AtomicBool::new(false),
             closed: Notify::new(),
@@ -250,7 +255,7 @@ impl Connections {
         };
         let oldest = streams()
             .filter(|c| c.peer == most)
-            .min_by_key(|c| c.since.load(Ordering::Relaxed));
+            .min_by_key(|c| (c.since.load(Ordering::Relaxed), c.order));
         match oldest {
             Some(c) => {
                 tracing::info!(
@@ -426,6 +431,11 @@ impl AsyncWrite for Watched {
     }
 }
 
+/// Nanoseconds from `start` to now (a u64 holds 584 years of them).
+fn nanos(start: Instant) -> u64 {
+    u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -489,6 +499,28 @@ mod tests {
         assert!(young.conn.closing.load(Ordering::Acquire));
         assert!(!c.close_a_stream(), "no stream is left to close");
         assert!(!working.conn.closing.load(Ordering::Acquire));
+    }
+
+    /// Two streams that started in the same instant (a GET stream and a
+    /// listen opened right after it, within one clock tick): the one
+    /// registered first goes, every time — not whichever the map yields.
+    #[test]
+    fn of_streams_started_together_the_first_registered_goes() {
+        for _ in 0..50 {
+            let c = Arc::new(Connections::with_cap(64));
+            let open = || c.open(None).unwrap_or_else(|| panic!("room"));
+            let conns: Vec<_> = (0..20).map(|_| open()).collect();
+            for r in &conns {
+                r.conn.set(Doing::Streaming);
+                r.conn.since.store(7, Ordering::Relaxed);
+            }
+            assert!(c.close_a_stream());
+            let told: Vec<bool> = conns
+                .iter()
+                .map(|r| r.conn.closing.load(Ordering::Acquire))
+                .collect();
+            assert!(told[0] && told[1..].iter().all(|t| !t), "{told:?}");
+        }
     }
 
     #[test]
