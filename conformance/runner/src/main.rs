@@ -199,7 +199,13 @@ fn run_skills(cli: &Cli, began: Instant) -> Result<ExitCode, Stop> {
         });
     }
     let judged = lifecycles.iter().any(|l| l.judged.is_ok());
-    let known_server = lifecycles.iter().find(|l| l.server_info.is_some());
+    // The identity of a lifecycle the server is judged in first: one that
+    // only refuses the extension (FastMCP's 2025-11-25 session) still
+    // names the server, but not the protocol the cases run at.
+    let known_server = lifecycles
+        .iter()
+        .find(|l| l.judged.is_ok() && l.server_info.is_some())
+        .or_else(|| lifecycles.iter().find(|l| l.server_info.is_some()));
     let header = Header {
         runner_version: env!("CARGO_PKG_VERSION"),
         suite_version: version,
