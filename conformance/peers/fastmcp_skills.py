@@ -3,9 +3,10 @@ profile (conformance/sep-2640/README.md; adapter
 conformance/sep-2640/adapters/fastmcp.json, deviations
 conformance/deviations/fastmcp.md).
 
-    python fastmcp_skills.py DIR
+    python fastmcp_skills.py DIR [--http PORT]
 
-serves the skills folder DIR with PyPI `fastmcp` (pinned in .ci/test's
+serves the skills folder DIR over stdio (or, with `--http PORT`, over
+Streamable HTTP at http://127.0.0.1:PORT/mcp) with PyPI `fastmcp` (pinned in .ci/test's
 conformance step) exactly as its documentation shows: a
 `SkillsDirectoryProvider` with the experimental SEP-2640 behaviour on,
 registered as a provider and as the source of a `SkillsExtension`. Nothing
@@ -20,13 +21,17 @@ from fastmcp.skills.extension import SkillsExtension
 
 
 def main() -> None:
-    if len(sys.argv) != 2:
-        sys.exit("usage: fastmcp_skills.py SKILLS_DIR")
+    args = sys.argv[1:]
+    if len(args) not in (1, 3) or (len(args) == 3 and args[1] != "--http"):
+        sys.exit("usage: fastmcp_skills.py SKILLS_DIR [--http PORT]")
     mcp = FastMCP("fastmcp-skills-conformance")
-    p = SkillsDirectoryProvider(roots=[sys.argv[1]], experimental_skills=True)
+    p = SkillsDirectoryProvider(roots=[args[0]], experimental_skills=True)
     mcp.add_provider(p)
     mcp.add_extension(SkillsExtension(providers=[p]))
-    mcp.run(transport="stdio", show_banner=False)
+    if len(args) == 3:
+        mcp.run(transport="http", host="127.0.0.1", port=int(args[2]), show_banner=False)
+    else:
+        mcp.run(transport="stdio", show_banner=False)
 
 
 if __name__ == "__main__":
