@@ -56,6 +56,15 @@ pub struct Cli {
     #[arg(long, value_name = "FILE")]
     pub adapter: Option<PathBuf>,
 
+    /// The skills profile over Streamable HTTP instead of stdio: the
+    /// server is still started for each case by `--server` (and the
+    /// adapter, with its `http` part), and spoken to at URL — an
+    /// `http://` URL, where `${PORT}` is a free port the runner picks
+    /// (also replaced in `--server` and the adapter), or `stderr`: the
+    /// first http:// URL the server writes on its stderr.
+    #[arg(long, value_name = "URL")]
+    pub url: Option<String>,
+
     /// A Markdown list of the cases this server is known to fail (a table
     /// whose rows start `| ID |`): the run passes exactly when the failing
     /// cases are the listed ones.

@@ -85,6 +85,11 @@ fn run() -> Result<ExitCode, Stop> {
     if cli.profile == Profile::Skills {
         return run_skills(&cli, began);
     }
+    if cli.url.is_some() {
+        return Err(Stop::Usage(
+            "--url belongs to --profile skills; the core and full profiles speak stdio".into(),
+        ));
+    }
     if cli.adapter.is_some() {
         return Err(Stop::Usage(
             "--adapter belongs to --profile skills; the core and full profiles set SKILLS_DIR per case".into(),
@@ -178,12 +183,22 @@ fn run_skills(cli: &Cli, began: Instant) -> Result<ExitCode, Stop> {
         .as_deref()
         .ok_or("--server is required".to_string())?;
     let argv = cli::split_command(server).and_then(absolute_program)?;
+    let url = cli
+        .url
+        .as_deref()
+        .map(skills::http::UrlSpec::parse)
+        .transpose()?;
     let mut notes = vec![format!("adapter: {}", adapter.describe())];
+    notes.push(match &cli.url {
+        Some(u) => format!("transport: Streamable HTTP, --url {u}"),
+        None => "transport: stdio".into(),
+    });
     let cfg = Arc::new(Config {
         argv,
         path_env: std::env::var_os("PATH").unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into()),
         adapter,
         unit_deadline: UNIT_DEADLINE,
+        url,
     });
     let lifecycles: Vec<_> = [Mode::Initialize, Mode::Stateless]
         .into_iter()
@@ -199,7 +214,13 @@ fn run_skills(cli: &Cli, began: Instant) -> Result<ExitCode, Stop> {
         });
     }
     let judged = lifecycles.iter().any(|l| l.judged.is_ok());
-    let known_server = lifecycles.iter().find(|l| l.server_info.is_some());
+    // The identity of a lifecycle the server is judged in first: one that
+    // only refuses the extension (FastMCP's 2025-11-25 session) still
+    // names the server, but not the protocol the cases run at.
+    let known_server = lifecycles
+        .iter()
+        .find(|l| l.judged.is_ok() && l.server_info.is_some())
+        .or_else(|| lifecycles.iter().find(|l| l.server_info.is_some()));
     let header = Header {
         runner_version: env!("CARGO_PKG_VERSION"),
         suite_version: version,

@@ -318,7 +318,38 @@ impl Server {
     /// whole process group and reaps it.
     pub fn finish(mut self) -> Finished {
         self.process.close_stdin();
-        let exit = self.stop();
+        let exit = self.stop(EXIT_GRACE, false);
+        self.finished(exit)
+    }
+
+    /// Stops a server that does not end with its stdin (one serving
+    /// HTTP): SIGTERM to its group, up to `grace` to exit, then SIGKILL.
+    pub fn terminate(mut self, grace: Duration) -> Finished {
+        self.process.close_stdin();
+        let exit = self.stop(grace, true);
+        self.finished(exit)
+    }
+
+    /// The lines of stderr read so far (the last [`STDERR_TAIL_LINES`]).
+    pub fn stderr_so_far(&self) -> Vec<String> {
+        self.process.stderr_tail(Duration::ZERO)
+    }
+
+    /// How the server ended, when it has (without reaping it).
+    pub fn exited(&self) -> Option<String> {
+        match waitid(
+            Id::Pid(self.pid),
+            WaitPidFlag::WEXITED | WaitPidFlag::WNOHANG | WaitPidFlag::WNOWAIT,
+        ) {
+            Ok(WaitStatus::StillAlive) => None,
+            Ok(WaitStatus::Exited(_, code)) => Some(format!("exited with status {code}")),
+            Ok(WaitStatus::Signaled(_, sig, _)) => Some(format!("killed by signal {sig:?}")),
+            Ok(other) => Some(format!("stopped ({other:?})")),
+            Err(e) => Some(format!("cannot be waited for: {e}")),
+        }
+    }
+
+    fn finished(self, exit: String) -> Finished {
         // Let the stderr reader see EOF (the group is dead now).
         let stderr_tail = self
             .process
@@ -329,11 +360,14 @@ impl Server {
         Finished { exit, stderr_tail }
     }
 
-    fn stop(&mut self) -> String {
+    fn stop(&mut self, grace: Duration, term: bool) -> String {
         let Some(mut child) = self.process.take_child() else {
             return "already stopped".to_string();
         };
         let start = Instant::now();
+        if term {
+            let _ = killpg(self.pid, Signal::SIGTERM);
+        }
         // Look without reaping, so the pid (and so the group id) stays ours
         // until the group is killed.
         let mut status = None;
@@ -349,7 +383,7 @@ impl Server {
                 }
                 Err(_) => break,
             }
-            if start.elapsed() >= EXIT_GRACE {
+            if start.elapsed() >= grace {
                 break;
             }
             thread::sleep(Duration::from_millis(10));
@@ -361,9 +395,13 @@ impl Server {
             Some(WaitStatus::Signaled(_, sig, _)) => format!("killed by signal {sig:?}"),
             Some(other) => format!("stopped ({other:?})"),
             None => match reaped {
+                Ok(_) if term => format!(
+                    "still running {} ms after SIGTERM; killed",
+                    grace.as_millis()
+                ),
                 Ok(_) => format!(
                     "still running {} s after its stdin was closed; killed",
-                    EXIT_GRACE.as_secs()
+                    grace.as_secs()
                 ),
                 Err(e) => format!("could not be reaped: {e}"),
             },

@@ -30,9 +30,24 @@ pub struct Adapter {
     /// configuration naming `${SKILLS}`), path → text.
     #[serde(default)]
     pub files: BTreeMap<String, String>,
+    /// Over Streamable HTTP (`--url`) only: what else the server needs
+    /// to listen (`{"args": ["--http", "127.0.0.1:0"]}`); `${PORT}` is
+    /// the free port the runner picked when `--url` names one.
+    #[serde(default)]
+    pub http: Option<HttpPart>,
     /// Free text: where this adapter's facts come from.
     #[serde(default)]
     pub note: Option<String>,
+}
+
+/// The adapter's `http` member.
+#[derive(Deserialize, Debug, Clone, PartialEq, Default)]
+#[serde(deny_unknown_fields)]
+pub struct HttpPart {
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    #[serde(default)]
+    pub args: Vec<String>,
 }
 
 impl Default for Adapter {
@@ -43,6 +58,7 @@ impl Default for Adapter {
             env: BTreeMap::from([("SKILLS_DIR".to_string(), "${SKILLS}".to_string())]),
             args: Vec::new(),
             files: BTreeMap::new(),
+            http: None,
             note: None,
         }
     }
@@ -69,7 +85,8 @@ impl Adapter {
     }
 
     fn check(&self) -> Result<(), String> {
-        for k in self.env.keys() {
+        let http_env = self.http.iter().flat_map(|h| h.env.keys());
+        for k in self.env.keys().chain(http_env) {
             if k.is_empty() || k.contains('=') || k.contains('\0') {
                 return Err(format!("env: `{k}` is not a variable name"));
             }
@@ -94,15 +111,26 @@ impl Adapter {
         Ok(())
     }
 
-    /// Its values with `${SKILLS}` and `${WORK}` substituted.
-    pub fn apply(&self, work: &str) -> Result<Applied, String> {
+    /// Its values with `${SKILLS}`, `${WORK}` and `${PORT}` substituted;
+    /// over HTTP, with its `http` part added.
+    pub fn apply(&self, work: &str, http: bool, port: Option<u16>) -> Result<Applied, String> {
+        let port = port.map(|p| p.to_string()).unwrap_or_default();
         let sub = |s: &str| {
             s.replace("${SKILLS}", &format!("{work}/tree"))
                 .replace("${WORK}", work)
+                .replace("${PORT}", &port)
         };
+        let extra = self.http.as_ref().filter(|_| http);
+        let mut env: BTreeMap<&String, &String> = self.env.iter().collect();
+        env.extend(extra.iter().flat_map(|h| h.env.iter()));
         Ok(Applied {
-            env: self.env.iter().map(|(k, v)| (k.clone(), sub(v))).collect(),
-            args: self.args.iter().map(|a| sub(a)).collect(),
+            env: env.into_iter().map(|(k, v)| (k.clone(), sub(v))).collect(),
+            args: self
+                .args
+                .iter()
+                .chain(extra.iter().flat_map(|h| h.args.iter()))
+                .map(|a| sub(a))
+                .collect(),
             files: self
                 .files
                 .iter()
@@ -123,6 +151,13 @@ impl Adapter {
         for p in self.files.keys() {
             parts.push(format!("file {p}"));
         }
+        if let Some(h) = &self.http {
+            let mut hp: Vec<String> = h.env.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            if !h.args.is_empty() {
+                hp.push(format!("args {}", h.args.join(" ")));
+            }
+            parts.push(format!("over HTTP {}", hp.join(", ")));
+        }
         match &self.name {
             Some(n) => format!("{n}: {}", parts.join(", ")),
             None => parts.join(", "),
@@ -141,11 +176,11 @@ mod tests {
         )
         .unwrap();
         a.check().unwrap();
-        let got = a.apply("/w").unwrap();
+        let got = a.apply("/w", false, None).unwrap();
         assert_eq!(got.args, ["--root", "/w/tree"]);
         assert_eq!(got.files[0].0.text, "conf/x.toml");
         assert_eq!(got.files[0].1, "root = \"/w/tree\"\nwork = \"/w\"");
-        let d = Adapter::default().apply("/w").unwrap();
+        let d = Adapter::default().apply("/w", true, None).unwrap();
         assert_eq!(d.env, [("SKILLS_DIR".to_string(), "/w/tree".to_string())]);
         for bad in [
             r#"{"env": {"A": "/fixed"}}"#,
@@ -157,6 +192,22 @@ mod tests {
             assert!(a.check().is_err(), "{bad}");
         }
         assert!(serde_json::from_str::<Adapter>(r#"{"envs": {}}"#).is_err());
+        let h: Adapter = serde_json::from_str(
+            r#"{"env": {"D": "${SKILLS}"}, "args": ["-v"], "http": {"args": ["--port", "${PORT}"], "env": {"MODE": "http"}}}"#,
+        )
+        .unwrap();
+        h.check().unwrap();
+        let stdio = h.apply("/w", false, Some(7)).unwrap();
+        assert_eq!((stdio.args.len(), stdio.env.len()), (1, 1));
+        let http = h.apply("/w", true, Some(7)).unwrap();
+        assert_eq!(http.args, ["-v", "--port", "7"]);
+        assert_eq!(
+            http.env,
+            [
+                ("D".to_string(), "/w/tree".to_string()),
+                ("MODE".to_string(), "http".to_string())
+            ]
+        );
     }
 
     #[test]

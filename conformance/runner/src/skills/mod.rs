@@ -7,6 +7,7 @@
 pub mod adapter;
 pub mod case;
 pub mod fixture;
+pub mod http;
 pub mod instantiate;
 pub mod probe;
 pub mod run;

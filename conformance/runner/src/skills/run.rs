@@ -14,9 +14,11 @@ use crate::expect::check;
 use crate::json::clip;
 use crate::report::{self, CaseReport, Failure, ModeReport};
 use crate::runner::run_pool;
+use crate::session::Server;
 use crate::skills::adapter::Adapter;
 use crate::skills::case::{Gate, SepCase};
 use crate::skills::fixture::Fixture;
+use crate::skills::http::{Http, UrlSpec, free_port};
 use crate::skills::instantiate::{Ctx, instantiate};
 use crate::skills::probe::Prober;
 use crate::skills::transport::{Broken, Client, Stdio, server_info};
@@ -31,6 +33,8 @@ pub struct Config {
     pub adapter: Adapter,
     /// Total time one case may take in one lifecycle.
     pub unit_deadline: Duration,
+    /// `--url`: Streamable HTTP to where it says, instead of stdio.
+    pub url: Option<UrlSpec>,
 }
 
 /// The two lifecycles, as the report names them.
@@ -91,7 +95,13 @@ fn start(
     mode: Mode,
     deadline: Instant,
 ) -> Result<Client, String> {
-    let applied = cfg.adapter.apply(work.path_str()?)?;
+    let port = match &cfg.url {
+        Some(u) if u.wants_port() => Some(free_port()?),
+        _ => None,
+    };
+    let applied = cfg
+        .adapter
+        .apply(work.path_str()?, cfg.url.is_some(), port)?;
     for (path, text) in &applied.files {
         work.apply(&SetupAction::Write {
             path: path.clone(),
@@ -100,9 +110,19 @@ fn start(
         .map_err(|e| format!("the adapter's file {}: {e}", path.text))?;
     }
     let env = environment(work, cfg, &applied.env);
-    let mut argv = cfg.argv.clone();
+    let port_text = port.map(|p| p.to_string()).unwrap_or_default();
+    let mut argv: Vec<String> = cfg
+        .argv
+        .iter()
+        .map(|a| a.replace("${PORT}", &port_text))
+        .collect();
     argv.extend(applied.args);
-    let t = Stdio::spawn(&argv, &env, &work.path, deadline)?;
+    let Some(spec) = &cfg.url else {
+        let t = Stdio::spawn(&argv, &env, &work.path, deadline)?;
+        return Ok(Client::new(Box::new(t), mode));
+    };
+    let server = Server::spawn(&argv, &env, &work.path)?;
+    let t = Http::connect(server, spec, port, deadline)?;
     Ok(Client::new(Box::new(t), mode))
 }
 

@@ -1,6 +1,6 @@
 //! How the skills profile reaches a server: a [`Transport`] carries one
-//! request and its reply (stdio today; Streamable HTTP, `--url`, is
-//! another implementation of the same trait), and a [`Client`] speaks one
+//! request and its reply (stdio here; Streamable HTTP, `--url`, is
+//! `http::Http`), and a [`Client`] speaks one
 //! of the two lifecycles over it — a 2025-11-25 `initialize` session, or
 //! 2026-07-28 requests that each carry their protocol version and client
 //! capabilities in `_meta`.
