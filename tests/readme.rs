@@ -1428,3 +1428,60 @@ fn benchmarks_md_is_a_current_page_of_at_most_250_lines() {
         assert!(text.contains(needed), "BENCHMARKS.md says {needed:?}");
     }
 }
+
+/// Issue 45 §5: conformance/README.md's results table is the skills
+/// profile's cases, one row each, and each implementation's column agrees
+/// with what the gate holds it to: this server fails nothing (it runs with
+/// no deviation list), and rmcp's and FastMCP's **FAIL** cells are exactly
+/// the cases their deviation lists name — so the table cannot drift from
+/// the lists `.ci/test conformance` enforces.
+#[test]
+fn the_conformance_results_table_is_what_the_gate_enforces() {
+    let root = Path::new(ROOT).join("conformance");
+    let text = std::fs::read_to_string(root.join("README.md")).expect("conformance/README.md");
+    let listed = |file: &str| -> BTreeSet<String> {
+        std::fs::read_to_string(root.join("deviations").join(file))
+            .unwrap_or_else(|e| panic!("{file}: {e}"))
+            .lines()
+            .filter_map(|l| l.strip_prefix("| SKL-"))
+            .map(|l| format!("SKL-{}", l.split(' ').next().unwrap_or_default()))
+            .collect()
+    };
+    let cases: BTreeSet<String> = std::fs::read_dir(root.join("sep-2640"))
+        .expect("conformance/sep-2640")
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.starts_with("SKL-"))
+        .collect();
+    let mut rows = BTreeSet::new();
+    let (mut rmcp, mut fastmcp) = (BTreeSet::new(), BTreeSet::new());
+    for line in text.lines().filter(|l| l.starts_with("| SKL-")) {
+        let cells: Vec<&str> = line.trim_matches('|').split(" | ").map(str::trim).collect();
+        assert_eq!(cells.len(), 6, "a results row has six cells: {line}");
+        let id = cells[0].to_owned();
+        assert_ne!(
+            cells[3], "**FAIL**",
+            "this server runs with no deviation list: {line}"
+        );
+        if cells[4] == "**FAIL**" {
+            rmcp.insert(id.clone());
+        }
+        if cells[5] == "**FAIL**" {
+            fastmcp.insert(id.clone());
+        }
+        assert!(rows.insert(id), "one row a case: {line}");
+    }
+    assert_eq!(
+        rows, cases,
+        "a row for every case of conformance/sep-2640, and no other"
+    );
+    assert_eq!(
+        rmcp,
+        listed("rmcp-skillcatalog.md"),
+        "rmcp's column against its list"
+    );
+    assert_eq!(
+        fastmcp,
+        listed("fastmcp.md"),
+        "FastMCP's column against its list"
+    );
+}
