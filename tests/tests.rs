@@ -11,6 +11,9 @@
 
 mod common;
 
+/// Outside attack of 2026-12-07 on the day's changes (READ-010, SKX-007, SKX-015, HTTP-006).
+mod attack_today;
+
 /// The catalog is scanned once at boot, and nothing is written (DISC-016).
 mod boot_once;
 /// No reply quotes more than an excerpt of what a client sent (HARD-005).
