@@ -270,3 +270,39 @@ fn held_skills_get_is_answered_alike_over_both_doors() {
         assert_eq!(key(&stdio), key(&http), "{c}\nstdio: {stdio}\nhttp: {http}");
     }
 }
+
+/// FOUND (the rule's words allow "at the scan"; the note's claim does
+/// not). A skill whose file was past 1 MiB at the scan stays `dynamic`
+/// after the file shrinks to 10 bytes, and its `dynamicNote` still says
+/// the file "holds 1048577 bytes", which it no longer does; a skill whose
+/// file grew past 1 MiB after the scan and shrank back is given its
+/// manifest again. Expected: the same stat that makes a grown file
+/// `dynamic` lets a shrunk one have its manifest, or at least a note that
+/// does not state a size the file does not have ("held … at the scan").
+#[test]
+fn a_file_shrunk_below_one_mib_is_not_said_to_hold_what_it_held() {
+    let dir = tempfile::tempdir().unwrap();
+    for n in ["a", "b"] {
+        let d = dir.path().join(n);
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join("SKILL.md"), format!("---\nname: {n}\ndescription: S {n}.\n---\nbody\n")).unwrap();
+    }
+    std::fs::write(dir.path().join("a/f.bin"), vec![0u8; (1 << 20) + 1]).unwrap();
+    std::fs::write(dir.path().join("b/f.bin"), b"small\n").unwrap();
+    let mut s = session(dir.path());
+    let get = |s: &mut Session, n: &str| s.request("skills/get", json!({"uri": format!("skill://{n}/SKILL.md")}))["result"]["skill"].clone();
+    assert_eq!(get(&mut s, "a")["resources"], "dynamic");
+    // b grows past 1 MiB after the scan, then shrinks back: manifest again.
+    std::fs::write(dir.path().join("b/f.bin"), vec![0u8; (1 << 20) + 5]).unwrap();
+    assert_eq!(get(&mut s, "b")["resources"], "dynamic");
+    std::fs::write(dir.path().join("b/f.bin"), b"xyz").unwrap();
+    assert!(get(&mut s, "b")["resources"].is_array(), "HELD: b has its manifest again");
+    // a shrinks: still dynamic, still said to hold 1048577 bytes.
+    std::fs::write(dir.path().join("a/f.bin"), b"0123456789").unwrap();
+    let a = get(&mut s, "a");
+    let note = a["_meta"]["skill-mcp/dynamicNote"].as_str().unwrap_or_default();
+    assert!(
+        a["resources"].is_array() || !note.contains("holds 1048577 bytes"),
+        "a's file holds 10 bytes now; skills/get says: {a}"
+    );
+}
