@@ -35,12 +35,7 @@ pub(crate) fn for_file(skill: &str, path: &str) -> String {
 /// file a skill serves). A refusal quotes no more of the URI than an
 /// excerpt (HARD-005).
 pub(crate) fn parse(uri: &str) -> Result<(String, String), String> {
-    let rest = uri.strip_prefix(PREFIX).ok_or_else(|| {
-        format!(
-            "{} is not a skill:// URI (expected skill://<name>/<path>)",
-            excerpt(uri)
-        )
-    })?;
+    let rest = strip_scheme(uri)?;
     let (name, path) = rest
         .split_once('/')
         .filter(|(n, p)| !n.is_empty() && !p.is_empty())
@@ -50,16 +45,63 @@ pub(crate) fn parse(uri: &str) -> Result<(String, String), String> {
                 excerpt(uri)
             )
         })?;
-    let decode = |s: &str| {
-        percent_decode_str(s)
-            .decode_utf8()
-            .map(|c| c.into_owned())
-            .map_err(|_| format!("{} decodes to bytes that are not UTF-8", excerpt(uri)))
+    Ok((decode_name(uri, name)?, decode_path(uri, path)?))
+}
+
+/// [`parse`] for `resources/directory/read` (SKX-004), by the same rules:
+/// `skill://<name>` is the skill's own directory and `skill://<name>/<dir>`
+/// one inside it; one trailing `/` names the same directory (a careful
+/// user writes `skill://demo/` as readily as `skill://demo`). The path is
+/// empty for the skill's own directory.
+pub(crate) fn parse_dir(uri: &str) -> Result<(String, String), String> {
+    let rest = strip_scheme(uri)?;
+    let rest = rest.strip_suffix('/').unwrap_or(rest);
+    let (name, path) = rest.split_once('/').unwrap_or((rest, ""));
+    if name.is_empty() {
+        return Err(format!(
+            "{} does not name a skill (expected skill://<name> or skill://<name>/<dir>)",
+            excerpt(uri)
+        ));
+    }
+    let path = if path.is_empty() {
+        String::new()
+    } else {
+        decode_path(uri, path)?
     };
-    let name = decode(name)?;
+    Ok((decode_name(uri, name)?, path))
+}
+
+fn strip_scheme(uri: &str) -> Result<&str, String> {
+    uri.strip_prefix(PREFIX).ok_or_else(|| {
+        format!(
+            "{} is not a skill:// URI (expected skill://<name>/<path>)",
+            excerpt(uri)
+        )
+    })
+}
+
+fn decode(uri: &str, s: &str) -> Result<String, String> {
+    percent_decode_str(s)
+        .decode_utf8()
+        .map(|c| c.into_owned())
+        .map_err(|_| format!("{} decodes to bytes that are not UTF-8", excerpt(uri)))
+}
+
+fn decode_name(uri: &str, name: &str) -> Result<String, String> {
+    let name = decode(uri, name)?;
+    if name.contains('/') {
+        return Err(format!(
+            "{} escapes a `/` inside the skill's name (%2F), which names no skill (READ-010)",
+            excerpt(uri)
+        ));
+    }
+    Ok(name)
+}
+
+fn decode_path(uri: &str, path: &str) -> Result<String, String> {
     let mut decoded = String::with_capacity(path.len());
     for (i, seg) in path.split('/').enumerate() {
-        let seg = decode(seg)?;
+        let seg = decode(uri, seg)?;
         if seg.contains('/') {
             return Err(format!(
                 "{} escapes a `/` inside a path segment (%2F), which names no file: a skill's files are \
@@ -72,13 +114,7 @@ pub(crate) fn parse(uri: &str) -> Result<(String, String), String> {
         }
         decoded.push_str(&seg);
     }
-    if name.contains('/') {
-        return Err(format!(
-            "{} escapes a `/` inside the skill's name (%2F), which names no skill (READ-010)",
-            excerpt(uri)
-        ));
-    }
-    Ok((name, decoded))
+    Ok(decoded)
 }
 
 #[cfg(test)]
@@ -128,5 +164,33 @@ mod tests {
         // Decoded once: `%252F` is the three characters `%2F`, which the
         // fence refuses as a percent escape, never a slash.
         assert_eq!(parse("skill://s/a%252Fb").unwrap().1, "a%2Fb");
+    }
+
+    #[test]
+    fn a_directory_uri_is_read_by_the_same_rules() {
+        for (uri, name, dir) in [
+            ("skill://demo", "demo", ""),
+            ("skill://demo/", "demo", ""),
+            ("skill://de%6Do", "demo", ""),
+            ("skill://de%6Do/s%75b", "demo", "sub"),
+            ("skill://demo/sub/", "demo", "sub"),
+            ("skill://demo/a/b", "demo", "a/b"),
+        ] {
+            assert_eq!(parse_dir(uri).unwrap(), (name.into(), dir.into()), "{uri}");
+        }
+        for uri in [
+            "skill://demo/sub%2Fx",
+            "skill://demo%2Fsub",
+            "skill://",
+            "skill:///x",
+            "file:///x",
+        ] {
+            assert!(parse_dir(uri).is_err(), "{uri}");
+        }
+        assert!(
+            parse_dir("skill://demo/sub%2Fx")
+                .unwrap_err()
+                .contains("READ-010")
+        );
     }
 }

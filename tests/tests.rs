@@ -11,9 +11,6 @@
 
 mod common;
 
-/// Outside attack of 2026-12-07 on the day's changes (READ-010, SKX-007, SKX-015, HTTP-006).
-mod attack_today;
-
 /// The catalog is scanned once at boot, and nothing is written (DISC-016).
 mod boot_once;
 /// No reply quotes more than an excerpt of what a client sent (HARD-005).
@@ -88,6 +85,8 @@ mod search;
 mod shapes;
 /// The Skills extension's digests (SKX-012..SKX-016).
 mod skx_digests;
+/// A skill with a file past 1 MiB is `dynamic`, its note within the budget (SKX-007, SKX-015).
+mod skx_large_files;
 /// Mistakes are said on stderr, escaped and bounded, and in the handshake (SRV-010, LIST-016, CONF-009).
 mod speak_up;
 /// Every requirement has its case or test.
@@ -98,5 +97,7 @@ mod suite_strength;
 mod transport;
 /// Cancel and progress through the TypeScript SDK (RUN-021, RUN-022; a third-party client).
 mod ts_sdk;
+/// `skill://` URIs read by one set of rules on every door (READ-010, SKX-002, SKX-004).
+mod uris;
 /// The same bytes get the same answer over both doors, and kept requests are small (WIRE-*).
 mod wire;

@@ -246,11 +246,20 @@ impl Connections {
             open.values()
                 .filter(|c| c.doing() == Doing::Streaming && !c.closing.load(Ordering::Acquire))
         };
-        let mut held: HashMap<Option<IpAddr>, usize> = HashMap::new();
+        // Per address: how many streams, and its oldest stream's age. Of
+        // addresses holding equally many, the one whose oldest stream is
+        // older gives way, so a tie never goes by the map's order.
+        let mut held: HashMap<Option<IpAddr>, (usize, (u64, u64))> = HashMap::new();
         for c in streams() {
-            *held.entry(c.peer).or_default() += 1;
+            let age = (c.since.load(Ordering::Relaxed), c.order);
+            let e = held.entry(c.peer).or_insert((0, age));
+            e.0 += 1;
+            e.1 = e.1.min(age);
         }
-        let Some((&most, _)) = held.iter().max_by_key(|(_, n)| **n) else {
+        let Some((&most, _)) = held
+            .iter()
+            .max_by_key(|(_, (n, oldest))| (*n, std::cmp::Reverse(*oldest)))
+        else {
             return false;
         };
         let oldest = streams()
@@ -520,6 +529,31 @@ mod tests {
                 .map(|r| r.conn.closing.load(Ordering::Acquire))
                 .collect();
             assert!(told[0] && told[1..].iter().all(|t| !t), "{told:?}");
+        }
+    }
+
+    /// Two addresses holding equally many streams: the one whose oldest
+    /// stream is older gives way, every time (found by the outside attack
+    /// of 2026-12-07: the pick was the first maximum a fresh map yielded).
+    #[test]
+    fn at_a_tie_between_addresses_the_older_address_gives_way() {
+        let (a, b): (IpAddr, IpAddr) = ([127, 0, 0, 3].into(), [127, 0, 0, 2].into());
+        for _ in 0..50 {
+            let c = Arc::new(Connections::with_cap(64));
+            let open = |ip: IpAddr| c.open(Some(ip)).unwrap_or_else(|| panic!("room"));
+            let older: Vec<_> = (0..3).map(|_| open(a)).collect();
+            let younger: Vec<_> = (0..3).map(|_| open(b)).collect();
+            for (i, r) in older.iter().chain(&younger).enumerate() {
+                r.conn.set(Doing::Streaming);
+                r.conn.since.store(i as u64, Ordering::Relaxed);
+            }
+            assert!(c.close_a_stream());
+            assert!(older[0].conn.closing.load(Ordering::Acquire));
+            assert!(
+                younger
+                    .iter()
+                    .all(|r| !r.conn.closing.load(Ordering::Acquire))
+            );
         }
     }
 

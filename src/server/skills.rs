@@ -291,14 +291,9 @@ pub(crate) fn directory(
             excerpt(uri_text)
         ))
     };
-    let rest = uri_text.strip_prefix(uri::PREFIX).ok_or_else(not_dir)?;
-    let (name, dir) = match rest.split_once('/') {
-        Some((n, d)) => {
-            let (_, d) = uri::parse(&format!("{}{n}/{d}", uri::PREFIX)).map_err(|_| not_dir())?;
-            (n.to_owned(), d)
-        }
-        None => (rest.to_owned(), String::new()),
-    };
+    // Read by the same rules as resources/read's URIs (READ-010): the
+    // name decoded as the path is, an escaped `/` refused in its words.
+    let (name, dir) = uri::parse_dir(uri_text).map_err(Refusal::InvalidParams)?;
     let pos = snap.skills_view.find(catalog, &name).ok_or_else(not_dir)?;
     let skill = &catalog.skills[snap.skills_view.served()[pos]];
     let prefix = if dir.is_empty() {

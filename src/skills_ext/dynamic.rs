@@ -4,6 +4,7 @@
 //! file is hashed.
 
 use crate::catalog::Skill;
+use crate::echo::excerpt;
 use crate::limits::{MAX_FILE_BYTES, SKX_MAX_RESOURCES, SKX_MAX_SKILL_BYTES};
 use crate::uri;
 
@@ -43,9 +44,6 @@ pub(super) fn over_limits(skill: &Skill, json: usize, room: usize) -> Option<Str
     if skill.bytes > SKX_MAX_SKILL_BYTES {
         return Some(too_large(&skill.name, skill.bytes));
     }
-    if let Some(f) = skill.files.iter().find(|f| f.size > MAX_FILE_BYTES as u64) {
-        return Some(file_too_large(&skill.name, f.path, f.size));
-    }
     (json > room).then(|| {
         format!(
             "its manifest of {n} files would take {json} characters, more than one answer holds (SKX-015); \
@@ -67,12 +65,15 @@ pub(super) fn too_large(name: &str, bytes: u64) -> String {
 /// The words for a skill with a file `resources/read` cannot serve whole
 /// (SKX-007): a digest of all its bytes would be one no host can check
 /// against a read, and SEP-2640 gives each entry the digest of the bytes
-/// at its URI.
+/// at its URI. The path is quoted as an excerpt (HARD-005), so a note
+/// never carries a page past its budget (SKX-015). Judged on the request's
+/// stat, never the scan's sizes: a file shrunk back is served again.
 pub(super) fn file_too_large(name: &str, path: &str, bytes: u64) -> String {
     format!(
-        "its file {path:?} holds {bytes} bytes, over the 1 MiB ({MAX_FILE_BYTES} bytes) resources/read serves \
+        "its file {} holds {bytes} bytes, over the 1 MiB ({MAX_FILE_BYTES} bytes) resources/read serves \
          whole, so no manifest is given for it: a digest of bytes a read cannot return could never be checked \
          (SKX-007); list its files with resources/directory/read (skill://{name}) and read them with \
-         resources/read (a file past 1 MiB comes truncated, saying so), or use skill_file"
+         resources/read (a file past 1 MiB comes truncated, saying so), or use skill_file",
+        excerpt(path)
     )
 }
