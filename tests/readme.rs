@@ -1432,7 +1432,8 @@ fn benchmarks_md_is_a_current_page_of_at_most_250_lines() {
 /// Issue 45 §5: conformance/README.md's results table is the skills
 /// profile's cases, one row each, and each implementation's column agrees
 /// with what the gate holds it to: this server fails nothing (it runs with
-/// no deviation list), and rmcp's and FastMCP's **FAIL** cells are exactly
+/// no deviation list), and rmcp's, FastMCP's and the TypeScript SDK's
+/// **FAIL** cells are exactly
 /// the cases their deviation lists name — so the table cannot drift from
 /// the lists `.ci/test conformance` enforces.
 #[test]
@@ -1453,10 +1454,10 @@ fn the_conformance_results_table_is_what_the_gate_enforces() {
         .filter(|n| n.starts_with("SKL-"))
         .collect();
     let mut rows = BTreeSet::new();
-    let (mut rmcp, mut fastmcp) = (BTreeSet::new(), BTreeSet::new());
+    let (mut rmcp, mut fastmcp, mut ts) = (BTreeSet::new(), BTreeSet::new(), BTreeSet::new());
     for line in text.lines().filter(|l| l.starts_with("| SKL-")) {
         let cells: Vec<&str> = line.trim_matches('|').split(" | ").map(str::trim).collect();
-        assert_eq!(cells.len(), 6, "a results row has six cells: {line}");
+        assert_eq!(cells.len(), 7, "a results row has seven cells: {line}");
         let id = cells[0].to_owned();
         assert_ne!(
             cells[3], "**FAIL**",
@@ -1467,6 +1468,9 @@ fn the_conformance_results_table_is_what_the_gate_enforces() {
         }
         if cells[5] == "**FAIL**" {
             fastmcp.insert(id.clone());
+        }
+        if cells[6] == "**FAIL**" {
+            ts.insert(id.clone());
         }
         assert!(rows.insert(id), "one row a case: {line}");
     }
@@ -1483,5 +1487,10 @@ fn the_conformance_results_table_is_what_the_gate_enforces() {
         fastmcp,
         listed("fastmcp.md"),
         "FastMCP's column against its list"
+    );
+    assert_eq!(
+        ts,
+        listed("ext-skills.md"),
+        "the TypeScript SDK's column against its list"
     );
 }
