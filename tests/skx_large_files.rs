@@ -8,28 +8,16 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use crate::common::{BIN, Session};
+use crate::common::{BIN, Session, skill};
 
-/// Three skills: `demo` (notes.md, sub/x.md), `exact` (a file of exactly
-/// 1 MiB) and `big` (a file of 1 MiB + 1 byte).
+/// Two skills, made with the suite's own `skill`: `exact` (a file of
+/// exactly 1 MiB) and `big` (a file of 1 MiB + 1 byte).
 fn tree() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    let skill = |name: &str| {
-        let d = dir.path().join(name);
-        std::fs::create_dir_all(&d).unwrap();
-        std::fs::write(
-            d.join("SKILL.md"),
-            format!("---\nname: {name}\ndescription: The {name} skill.\n---\nbody\n"),
-        )
-        .unwrap();
-        d
-    };
-    let d = skill("demo");
-    std::fs::write(d.join("notes.md"), "notes\n").unwrap();
-    std::fs::create_dir_all(d.join("sub")).unwrap();
-    std::fs::write(d.join("sub/x.md"), "inner\n").unwrap();
-    std::fs::write(skill("exact").join("mib.txt"), vec![b'a'; 1 << 20]).unwrap();
-    std::fs::write(skill("big").join("huge.txt"), vec![b'a'; (1 << 20) + 1]).unwrap();
+    skill(dir.path(), "exact");
+    skill(dir.path(), "big");
+    std::fs::write(dir.path().join("exact/mib.txt"), vec![b'a'; 1 << 20]).unwrap();
+    std::fs::write(dir.path().join("big/huge.txt"), vec![b'a'; (1 << 20) + 1]).unwrap();
     dir
 }
 
@@ -127,15 +115,8 @@ fn a_dynamic_note_keeps_a_page_within_the_budget() {
 #[test]
 fn a_file_shrunk_below_one_mib_is_not_said_to_hold_what_it_held() {
     let dir = tempfile::tempdir().unwrap();
-    for n in ["a", "b"] {
-        let d = dir.path().join(n);
-        std::fs::create_dir_all(&d).unwrap();
-        std::fs::write(
-            d.join("SKILL.md"),
-            format!("---\nname: {n}\ndescription: S {n}.\n---\nbody\n"),
-        )
-        .unwrap();
-    }
+    skill(dir.path(), "a");
+    skill(dir.path(), "b");
     std::fs::write(dir.path().join("a/f.bin"), vec![0u8; (1 << 20) + 1]).unwrap();
     std::fs::write(dir.path().join("b/f.bin"), b"small\n").unwrap();
     let mut s = session(dir.path());

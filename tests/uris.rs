@@ -11,28 +11,21 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 use crate::common::http::{self as h};
-use crate::common::{BIN, Raw, Session};
+use crate::common::{BIN, Raw, Session, skill};
 
 /// Three skills: `demo` (notes.md, sub/x.md), `exact` (a file of exactly
 /// 1 MiB) and `big` (a file of 1 MiB + 1 byte).
 fn tree() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    let skill = |name: &str| {
-        let d = dir.path().join(name);
-        std::fs::create_dir_all(&d).unwrap();
-        std::fs::write(
-            d.join("SKILL.md"),
-            format!("---\nname: {name}\ndescription: The {name} skill.\n---\nbody\n"),
-        )
-        .unwrap();
-        d
-    };
-    let d = skill("demo");
+    for name in ["demo", "exact", "big"] {
+        skill(dir.path(), name);
+    }
+    let d = dir.path().join("demo");
     std::fs::write(d.join("notes.md"), "notes\n").unwrap();
     std::fs::create_dir_all(d.join("sub")).unwrap();
     std::fs::write(d.join("sub/x.md"), "inner\n").unwrap();
-    std::fs::write(skill("exact").join("mib.txt"), vec![b'a'; 1 << 20]).unwrap();
-    std::fs::write(skill("big").join("huge.txt"), vec![b'a'; (1 << 20) + 1]).unwrap();
+    std::fs::write(dir.path().join("exact/mib.txt"), vec![b'a'; 1 << 20]).unwrap();
+    std::fs::write(dir.path().join("big/huge.txt"), vec![b'a'; (1 << 20) + 1]).unwrap();
     dir
 }
 
