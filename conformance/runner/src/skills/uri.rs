@@ -3,6 +3,8 @@
 //! the same resource, and the percent-decoding that turns a skill's URI
 //! into the fixture path it names.
 
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, percent_decode_str, utf8_percent_encode};
+
 /// RFC 3986 §2.3: the characters a URI never needs to escape.
 fn unreserved(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~')
@@ -20,38 +22,20 @@ fn hex_value(b: u8) -> Option<u8> {
 /// Every `%XX` escape decoded (a malformed one stays as written); bytes
 /// that are not UTF-8 become U+FFFD.
 pub fn decode(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%'
-            && let (Some(h), Some(l)) = (
-                b.get(i + 1).copied().and_then(hex_value),
-                b.get(i + 2).copied().and_then(hex_value),
-            )
-        {
-            out.push(h * 16 + l);
-            i += 3;
-            continue;
-        }
-        out.push(b[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    percent_decode_str(s).decode_utf8_lossy().into_owned()
 }
+
+/// Every byte but RFC 3986 §2.3's unreserved characters.
+const RESERVED: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
 
 /// One path segment as a URI writes it: unreserved characters as they
 /// are, every other byte escaped (upper-case hex).
 pub fn encode_segment(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for &b in s.as_bytes() {
-        if unreserved(b) {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
+    utf8_percent_encode(s, RESERVED).to_string()
 }
 
 /// A `/`-separated path as URI path segments, each escaped.
