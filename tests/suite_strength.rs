@@ -31,19 +31,23 @@ fn failing(mutation: &str, cases: &str) -> Vec<String> {
 /// Runs `cases` in `profile` against the server command `server`; returns
 /// the IDs that did not pass.
 fn failing_in(profile: &str, server: &str, cases: &str) -> Vec<String> {
-    let out = Command::new(common::runner())
-        .args([
-            "--profile",
-            profile,
-            "--server",
-            server,
-            "--only",
-            cases,
-            "--format",
-            "json",
-            "--jobs",
-            "2",
-        ])
+    statuses(profile, server, Some(cases))
+        .into_iter()
+        .filter(|(_, status)| status != "pass")
+        .map(|(id, _)| id)
+        .collect()
+}
+
+/// Runs `only` (or every case) of `profile` against the server command
+/// `server`; returns each case's ID and status.
+fn statuses(profile: &str, server: &str, only: Option<&str>) -> Vec<(String, String)> {
+    let mut cmd = Command::new(common::runner());
+    cmd.args(["--profile", profile, "--server", server]);
+    if let Some(cases) = only {
+        cmd.args(["--only", cases]);
+    }
+    let out = cmd
+        .args(["--format", "json", "--jobs", "2"])
         .output()
         .expect("the runner runs");
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
@@ -56,8 +60,12 @@ fn failing_in(profile: &str, server: &str, cases: &str) -> Vec<String> {
     let cases = report["cases"].as_array().expect("cases in the report");
     cases
         .iter()
-        .filter(|c| c["status"] != "pass")
-        .map(|c| c["id"].as_str().unwrap_or_default().to_owned())
+        .map(|c| {
+            (
+                c["id"].as_str().unwrap_or_default().to_owned(),
+                c["status"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
         .collect()
 }
 
@@ -144,4 +152,94 @@ fn run_017_finds_a_note_under_any_key_and_nothing_else() {
         failing_in("core", &through("fenced-note-elsewhere"), "RUN-017"),
         vec!["RUN-017".to_owned()]
     );
+}
+
+/// The skills profile's shape proxy (issue 45 §4): where SEP-2640 leaves
+/// a choice, it makes another one than this server.
+const SKILLS_SHAPE_PROXY: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/clients/skills_shape_proxy.py"
+);
+
+/// Issue 45 §4: a server that answers every SEP-2640 request validly but
+/// differently from this one passes the skills profile whole. Behind the
+/// proxy, pages hold two entries under cursors of the proxy's own, one
+/// skill is `"dynamic"`, every object but the frontmatter carries a member
+/// of the proxy's own, keys and manifests come reversed and errors are
+/// worded otherwise — checked here first, or the run below proves nothing.
+#[test]
+fn skills_passes_a_server_that_chooses_otherwise_wherever_the_extension_lets_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for name in ["alpha", "beta", "gamma"] {
+        common::skill(dir.path(), name);
+        std::fs::write(dir.path().join(name).join("notes.md"), name).expect("write");
+    }
+    let root = dir.path().to_str().expect("a UTF-8 temp path");
+    let mut cmd = Command::new("python3");
+    cmd.args([SKILLS_SHAPE_PROXY, SERVER]);
+    let mut s = common::Session::start_command(cmd, &[("SKILLS_DIR", root)]);
+    s.notify("notifications/initialized", serde_json::json!({}));
+
+    let line = s.request_line("skills/list", serde_json::json!({}));
+    let first: serde_json::Value = serde_json::from_str(&line).expect("JSON");
+    let page = first["result"]["skills"]
+        .as_array()
+        .expect("a page of skills");
+    assert_eq!(page.len(), 2, "{first}");
+    let cursor = first["result"]["nextCursor"].as_str().expect("a next page");
+    assert!(cursor.starts_with("reshaped."), "{first}");
+    assert_eq!(
+        first["result"]["x-reshaped"], "skills-shape-proxy",
+        "{first}"
+    );
+    // Keys in reverse order, as written (a Value would sort them).
+    let at = |k: &str| line.find(&format!("\"{k}\"")).expect("the key is there");
+    assert!(
+        at("x-reshaped") < at("skills") && at("skills") < at("nextCursor"),
+        "{line}"
+    );
+    let second = s.request("skills/list", serde_json::json!({"cursor": cursor}));
+    let mut all: Vec<serde_json::Value> = page.clone();
+    all.extend(
+        second["result"]["skills"]
+            .as_array()
+            .expect("page 2")
+            .iter()
+            .cloned(),
+    );
+    assert!(second["result"].get("nextCursor").is_none(), "{second}");
+    let uri_of = |n: &str| format!("skill://{n}/SKILL.md");
+    let dynamic: Vec<_> = all.iter().filter(|e| e["resources"] == "dynamic").collect();
+    assert_eq!(dynamic.len(), 1, "{all:?}");
+    assert_eq!(dynamic[0]["uri"], uri_of("alpha"), "{all:?}");
+    for e in &all {
+        assert!(e["frontmatter"].get("x-reshaped").is_none(), "{e}");
+    }
+    let got = s.request("skills/get", serde_json::json!({"uri": uri_of("alpha")}));
+    assert_eq!(got["result"]["skill"]["resources"], "dynamic", "{got}");
+    let beta = s.request("skills/get", serde_json::json!({"uri": uri_of("beta")}));
+    let manifest = beta["result"]["skill"]["resources"]
+        .as_array()
+        .expect("a manifest");
+    assert_eq!(
+        manifest[0]["uri"], "skill://beta/notes.md",
+        "reversed: {beta}"
+    );
+
+    let bad = s.request("skills/list", serde_json::json!({"cursor": "not-ours"}));
+    assert_eq!(bad["error"]["code"], -32602, "{bad}");
+    let wording = bad["error"]["message"].as_str().expect("a message");
+    let server_says = common::Session::start(SERVER.as_ref(), &[("SKILLS_DIR", root)])
+        .request("skills/list", serde_json::json!({"cursor": "not-ours"}));
+    assert_eq!(server_says["error"]["code"], -32602, "{server_says}");
+    assert_ne!(server_says["error"]["message"], wording, "{bad}");
+
+    let all = statuses(
+        "skills",
+        &format!("python3 {SKILLS_SHAPE_PROXY} {SERVER}"),
+        None,
+    );
+    assert!(all.len() >= 30, "the whole profile ran: {all:?}");
+    let failed: Vec<_> = all.iter().filter(|(_, s)| s != "pass").collect();
+    assert!(failed.is_empty(), "{failed:?}");
 }

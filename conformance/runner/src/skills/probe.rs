@@ -12,7 +12,7 @@ use serde_json::{Map, Value, json};
 
 use crate::json::json_eq;
 use crate::skills::case::Probe;
-use crate::skills::fixture::{Fixture, digest_bytes, join};
+use crate::skills::fixture::{Fixture, Kind, digest_bytes, join};
 use crate::skills::transport::{Broken, Client};
 use crate::skills::uri::{decode, encode_path, encode_segment, normalize, segments};
 
@@ -66,6 +66,13 @@ pub struct Prober<'a> {
     pub fixture: &'a Fixture,
     skill_dirs: Vec<String>,
     catalog: Option<Catalog>,
+}
+
+/// The URI the Resource Mapping gives the file at `rel` (a `/`-separated
+/// path) below the skill whose root directory is `root`: `<root>/<file-path>`
+/// (SEP2640-MAP-05, -07), each segment escaped.
+fn mapped_uri(root: &str, rel: &str) -> String {
+    format!("{root}/{}", encode_path(rel))
 }
 
 /// The object `v` without member `k`: a result's framing (`resultType`,
@@ -665,15 +672,33 @@ impl<'a> Prober<'a> {
         Ok(json!({"listed": false, "times_listed": 0, "get": get}))
     }
 
-    /// The listed file a URI names, as RFC 3986 compares URIs (R3).
+    /// The listed file a URI names, as RFC 3986 compares URIs (R3): by
+    /// the skill's manifest, or — for a skill served `"dynamic"`, which
+    /// lists none (R7) — by the Resource Mapping, the skill's root and
+    /// the file's path below it (SEP2640-MAP-05, -07), over the fixture's
+    /// regular files.
     fn named_file(&mut self, uri: &str) -> Result<Option<(String, String)>, Broken> {
         let n = normalize(uri);
+        let fixture = self.fixture;
         for l in self.catalog()?.dirs() {
-            let (Some(d), Some(files)) = (&l.dir, &l.files) else {
-                continue;
-            };
-            if let Some((rel, _)) = files.iter().find(|(_, u)| normalize(u) == n) {
-                return Ok(Some((d.clone(), rel.clone())));
+            let Some(d) = &l.dir else { continue };
+            match (&l.files, &l.root) {
+                (Some(files), _) => {
+                    if let Some((rel, _)) = files.iter().find(|(_, u)| normalize(u) == n) {
+                        return Ok(Some((d.clone(), rel.clone())));
+                    }
+                }
+                (None, Some(root)) if l.view.get("resources") == Some(&json!("dynamic")) => {
+                    let files = fixture.walk(d).unwrap_or_default();
+                    if let Some((rel, _)) = files
+                        .iter()
+                        .filter(|(_, k)| *k == Kind::File)
+                        .find(|(rel, _)| normalize(&mapped_uri(root, rel)) == n)
+                    {
+                        return Ok(Some((d.clone(), rel.clone())));
+                    }
+                }
+                _ => {}
             }
         }
         Ok(None)
@@ -790,6 +815,16 @@ impl<'a> Prober<'a> {
                 .root
                 .clone()
                 .ok_or_else(|| format!("{}'s uri has no root", l.uri)),
+            // A skill served "dynamic" lists no files (R7): its file's
+            // URI is the Resource Mapping's (SEP2640-MAP-05, -07).
+            (_, Some(f))
+                if l.files.is_none() && l.view.get("resources") == Some(&json!("dynamic")) =>
+            {
+                l.root
+                    .as_deref()
+                    .map(|root| mapped_uri(root, f))
+                    .ok_or_else(|| format!("{}'s uri has no root", l.uri))
+            }
             (_, Some(f)) => l
                 .files
                 .as_ref()
