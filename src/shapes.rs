@@ -32,19 +32,28 @@ pub(crate) fn plain_schema(schema: &Map<String, Value>) -> Map<String, Value> {
     }
 }
 
-/// `skill_list`'s result.
-#[derive(Debug, Serialize, JsonSchema)]
+/// `skill_list`'s result. A plain listing (no `query`) is the catalog's
+/// record, read by hosts and people as well as models: every top-level
+/// field, `roots` on its first page only. A query answer carries what a
+/// model needs to choose among the skills that match, and nothing else of
+/// the catalog (LIST-019): the fields below that it leaves out are
+/// `Option`s, absent there.
+#[derive(Debug, Default, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SkillList {
     /// The configured roots, absolute, in order — at most as many as fit
-    /// a quarter of the answer budget (LIST-005).
-    pub(crate) roots: Vec<String>,
+    /// a quarter of the answer budget (LIST-005); on a plain listing's
+    /// first page only (LIST-019).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) roots: Option<Vec<String>>,
     /// How many roots are configured, when `roots` could not hold them
     /// all (`skill-mcp check` lists every one).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) roots_total: Option<usize>,
-    pub(crate) roots_from: RootsFrom,
-    pub(crate) grant_from: GrantFrom,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) roots_from: Option<RootsFrom>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) grant_from: Option<GrantFrom>,
     /// Present in the hosted case: why nothing runs.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) grant_note: Option<String>,
@@ -52,9 +61,11 @@ pub struct SkillList {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) grant_error: Option<String>,
     /// Which scan this is: 1 at boot, one more per rescan swapped in.
-    pub(crate) generation: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) generation: Option<u64>,
     /// When this scan started (RFC 3339, UTC).
-    pub(crate) scanned_at: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) scanned_at: Option<String>,
     /// Why the last rescan was not swapped in, when it was not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) reload_refused: Option<String>,
@@ -62,14 +73,17 @@ pub struct SkillList {
     /// or searched, this page's (LIST-005, LIST-006).
     pub(crate) skills: Vec<SkillSummary>,
     /// Everything that was not served, or was read and ignored — paged
-    /// after the skills when the answer is.
-    pub(crate) problems: Vec<Problem>,
+    /// after the skills when the answer is. In a query answer, only the
+    /// problems about the skills on the page, absent when there are none
+    /// (LIST-019).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) problems: Option<Vec<Problem>>,
     /// How many skills the whole answer holds (all, or all that match the
     /// query): present when the answer is paged or searched.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) total: Option<usize>,
-    /// How many problems there are in all: present when the answer is
-    /// paged or searched.
+    /// How many problems the catalog has in all: present when the answer
+    /// is paged, or searched in a catalog with problems.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) problems_total: Option<usize>,
     /// Pass it back as `cursor` (with the same query and limit) for the
@@ -97,7 +111,8 @@ pub(crate) struct ListArgs {
     pub(crate) limit: Option<u32>,
 }
 
-/// One skill in `skill_list`.
+/// One skill in `skill_list`. In a query answer (LIST-019) it has no
+/// `source` and no empty list: a model choosing a skill uses neither.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct SkillSummary {
@@ -107,7 +122,8 @@ pub(crate) struct SkillSummary {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) when_to_use: Option<String>,
     /// The configured root it was found under.
-    pub(crate) source: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) source: Option<String>,
     /// Number of bundled files, SKILL.md included.
     pub(crate) files: usize,
     /// Their total size.
@@ -115,14 +131,32 @@ pub(crate) struct SkillSummary {
     /// True when at least one script may run here.
     pub(crate) executable: bool,
     /// Exactly the scripts that may run here.
-    pub(crate) scripts: Vec<ScriptSummary>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) scripts: Option<Vec<ScriptSummary>>,
     /// Declared scripts this deployment cannot run, and why.
-    pub(crate) unavailable_scripts: Vec<Refused>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) unavailable_scripts: Option<Vec<Refused>>,
     /// Declared, runnable scripts the owner did not grant.
-    pub(crate) ungranted_scripts: Vec<Refused>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) ungranted_scripts: Option<Vec<Refused>>,
     /// Hosts the skill says it reaches (a proposal, never a permission).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub(crate) declared_egress: Vec<String>,
+}
+
+impl SkillSummary {
+    /// The entry as a query answer carries it (LIST-019): no `source`, no
+    /// empty list.
+    pub(crate) fn lean(mut self) -> SkillSummary {
+        fn some<T>(v: Option<Vec<T>>) -> Option<Vec<T>> {
+            v.filter(|v| !v.is_empty())
+        }
+        self.source = None;
+        self.scripts = some(self.scripts);
+        self.unavailable_scripts = some(self.unavailable_scripts);
+        self.ungranted_scripts = some(self.ungranted_scripts);
+        self
+    }
 }
 
 /// A script that may run.

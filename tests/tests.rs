@@ -53,6 +53,8 @@ mod inspector;
 mod install_layout;
 /// Large catalogs page within the answer budget (LIST-005..LIST-009).
 mod large_catalog;
+/// Query answers carry the matches and nothing else of the catalog (LIST-019).
+mod lean_answers;
 /// Nothing of the server, or of another skill, is reachable from a script (RUN-023..RUN-025).
 mod nothing_reachable;
 /// The server writes nothing, traced with strace (HARD-004; strace).

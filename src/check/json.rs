@@ -28,8 +28,8 @@ struct JsonReport<'a> {
     passed: bool,
     strict: bool,
     roots: &'a [String],
-    roots_from: RootsFrom,
-    grant_from: GrantFrom,
+    roots_from: Option<RootsFrom>,
+    grant_from: Option<GrantFrom>,
     #[serde(skip_serializing_if = "Option::is_none")]
     grant_note: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -51,7 +51,7 @@ impl Report {
             format: JSON_FORMAT,
             passed: self.passed(),
             strict: self.strict,
-            roots: &l.roots,
+            roots: l.roots.as_deref().unwrap_or_default(),
             roots_from: l.roots_from,
             grant_from: l.grant_from,
             grant_note: l.grant_note.as_deref(),

@@ -277,9 +277,10 @@ impl Report {
         let mut list = snapshot.list();
         // The report lists every root: its reader asked for all of them,
         // and is not a model's context (LIST-005 bounds `skill_list`'s).
-        list.roots = snapshot.catalog.roots.clone();
+        list.roots = Some(snapshot.catalog.roots.clone());
         list.roots_total = None;
-        let mut findings: Vec<Finding> = list.problems.iter().map(Finding::from_problem).collect();
+        let problems = list.problems.as_deref().unwrap_or_default();
+        let mut findings: Vec<Finding> = problems.iter().map(Finding::from_problem).collect();
         if let Some(e) = &list.grant_error {
             findings.push(Finding {
                 severity: Severity::Error,
@@ -292,19 +293,19 @@ impl Report {
             });
         }
         for skill in &snapshot.catalog.skills {
-            findings.extend(skill_warnings(skill, &list.problems));
+            findings.extend(skill_warnings(skill, problems));
         }
         // Only when nothing else explains it: a tree whose skills were all
         // refused (two roots sharing every name, say) is said by those
         // refusals, and "no skill was found" would contradict them.
-        if list.skills.is_empty() && list.problems.is_empty() {
+        if list.skills.is_empty() && problems.is_empty() {
             // An error, not advice (issue 41 §4): a check pointed at the
             // wrong folder must not pass.
             findings.push(Finding {
                 severity: Severity::Error,
                 ..Finding::warning(
                     Rule::NoSkills,
-                    &list.roots.join(":"),
+                    &snapshot.catalog.roots.join(":"),
                     "no skill was found under these roots: a skill is a directory holding SKILL.md, \
                      looked for at <root>/SKILL.md, <root>/<name>/SKILL.md and \
                      <root>/skills/<name>/SKILL.md; point check at the folder that holds your skills"

@@ -29,40 +29,38 @@ impl Report {
         let bold = Style::new().effects(Effects::BOLD);
         let mut out = String::new();
         let l = &self.list;
-        let roots: Vec<String> = l.roots.iter().map(|r| shown(r)).collect();
-        out.push_str(&format!(
-            "{} ({}): {}\n",
-            paint(bold, "roots"),
-            roots_from(l.roots_from),
-            roots.join(", ")
-        ));
-        out.push_str(&format!(
-            "{}: {}\n",
-            paint(bold, "grant"),
-            grant_line(l.grant_from)
-        ));
+        let roots: Vec<String> = l.roots.iter().flatten().map(|r| shown(r)).collect();
+        if let Some(from) = l.roots_from {
+            out.push_str(&format!(
+                "{} ({}): {}\n",
+                paint(bold, "roots"),
+                roots_from(from),
+                roots.join(", ")
+            ));
+        }
+        if let Some(from) = l.grant_from {
+            out.push_str(&format!("{}: {}\n", paint(bold, "grant"), grant_line(from)));
+        }
         for s in &l.skills {
             let mut parts = Vec::new();
-            if !s.scripts.is_empty() {
-                let names: Vec<String> = s.scripts.iter().map(|r| clean(&r.script)).collect();
+            let scripts = s.scripts.as_deref().unwrap_or_default();
+            let unavailable = s.unavailable_scripts.as_deref().unwrap_or_default();
+            let ungranted = s.ungranted_scripts.as_deref().unwrap_or_default();
+            if !scripts.is_empty() {
+                let names: Vec<String> = scripts.iter().map(|r| clean(&r.script)).collect();
                 parts.push(format!("runnable: {}", names.join(", ")));
             }
-            if !s.unavailable_scripts.is_empty() {
-                let names: Vec<String> = s
-                    .unavailable_scripts
+            if !unavailable.is_empty() {
+                let names: Vec<String> = unavailable
                     .iter()
                     .map(|r| format!("{} ({})", clean(&r.script), clean(&r.reason)))
                     .collect();
                 parts.push(format!("unavailable: {}", names.join(", ")));
             }
-            if !s.ungranted_scripts.is_empty() {
+            if !ungranted.is_empty() {
                 // The grant line says why (and a grant problem, when two rows
                 // name one script: GRANT-009).
-                let names: Vec<String> = s
-                    .ungranted_scripts
-                    .iter()
-                    .map(|r| clean(&r.script))
-                    .collect();
+                let names: Vec<String> = ungranted.iter().map(|r| clean(&r.script)).collect();
                 parts.push(format!("ungranted: {}", names.join(", ")));
             }
             if parts.is_empty() {

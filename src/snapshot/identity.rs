@@ -124,8 +124,8 @@ impl Digest {
         // roots and the grant came from, the grant's note or error):
         // their size moves where pages end.
         let mut header = snap.list_header();
-        header.generation = 0;
-        header.scanned_at = String::new();
+        header.generation = Some(0);
+        header.scanned_at = Some(String::new());
         h.json(&header);
         h.num(snap.catalog.skills.len() as u64);
         h.num(snap.problems.len() as u64);

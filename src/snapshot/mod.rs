@@ -60,6 +60,8 @@ pub struct Snapshot {
     pub(crate) settings: Arc<Settings>,
     /// `skill_list`'s entries and their sizes, computed on first use.
     entries: OnceLock<pages::Entries>,
+    /// What query answers need of every skill, computed on the first query.
+    lean: OnceLock<pages::Lean>,
     /// `skill_list` with no arguments, serialized on first use.
     first_list: OnceLock<Result<Serialized, String>>,
     /// What `query` searches (LIST-010), built on the first query: a
@@ -128,6 +130,7 @@ impl Snapshot {
             file_offsets,
             settings,
             entries: OnceLock::new(),
+            lean: OnceLock::new(),
             first_list: OnceLock::new(),
             index: OnceLock::new(),
             instructions: OnceLock::new(),

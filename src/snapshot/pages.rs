@@ -33,6 +33,19 @@ pub(crate) struct Entries {
     pub(super) identity: identity::Identity,
 }
 
+/// What query answers need of every skill (LIST-019), computed on the
+/// first query of a snapshot: which problems are about it, and the size
+/// of its lean entry with those problems, by which query pages are cut.
+#[derive(Debug)]
+pub(crate) struct Lean {
+    /// Per skill (in name order), the indices of the snapshot's problems
+    /// about its folder or anything in it (the deepest skill's, when
+    /// skills nest).
+    problems: Vec<Vec<usize>>,
+    /// Per skill, the JSON size of its lean entry and of its problems.
+    sizes: Vec<usize>,
+}
+
 /// The size of `v`'s compact JSON, counted as it is written rather than
 /// kept: this runs for every skill of the catalog once per snapshot.
 fn json_len<T: serde::Serialize>(v: &T) -> usize {
@@ -98,7 +111,7 @@ impl Snapshot {
     /// every process serving the catalog cuts the same pages (LIST-018).
     fn header_len(&self) -> usize {
         let mut header = self.list_header();
-        header.generation = u64::MAX;
+        header.generation = Some(u64::MAX);
         json_len(&header)
     }
 
@@ -169,6 +182,40 @@ impl Snapshot {
         }
     }
 
+    /// The lean entries' sizes and each skill's problems (LIST-019), on
+    /// first use.
+    pub(crate) fn lean(&self) -> &Lean {
+        self.lean.get_or_init(|| {
+            let skills = &self.catalog.skills;
+            let by_dir: std::collections::HashMap<&std::path::Path, usize> = skills
+                .iter()
+                .enumerate()
+                .map(|(i, s)| (s.dir.as_path(), i))
+                .collect();
+            let mut problems = vec![Vec::new(); skills.len()];
+            for (p, problem) in self.problems.iter().enumerate() {
+                // The deepest skill folder the path is in (ancestors()
+                // starts at the path itself).
+                if let Some(&i) = std::path::Path::new(&problem.path)
+                    .ancestors()
+                    .find_map(|a| by_dir.get(a))
+                {
+                    problems[i].push(p);
+                }
+            }
+            let sizes = (0..skills.len())
+                .map(|i| {
+                    json_len(&self.summary(i).lean())
+                        + problems[i]
+                            .iter()
+                            .map(|&p| json_len(&self.problems[p]) + 1)
+                            .sum::<usize>()
+                })
+                .collect();
+            Lean { problems, sizes }
+        })
+    }
+
     /// True when the whole, unpaged `skill_list` answer fits the budget.
     pub(crate) fn list_fits(&self) -> bool {
         self.entries().full_size <= self.settings.budget
@@ -200,21 +247,16 @@ impl Snapshot {
         if args.limit == Some(0) {
             return Err("limit is 0: ask for at least 1 skill per page".into());
         }
-        if query.is_none() && args.cursor.is_none() && args.limit.is_none() && self.list_fits() {
+        if let Some(q) = query {
+            return self.query_page(q, args);
+        }
+        if args.cursor.is_none() && args.limit.is_none() && self.list_fits() {
             return Ok(self.list());
         }
         // The skills this answer lists, in its order.
-        let (order, by_words) = match &query {
-            None => ((0..self.catalog.skills.len()).collect(), None),
-            Some(q) => {
-                let ranked = self.index().search(q);
-                (ranked.skills, Some(ranked.by_words))
-            }
-        };
-        // A query answer holds a few skills a page (LIST-011).
-        let limit = args.limit.or(query.is_some().then_some(QUERY_PAGE_SKILLS));
+        let order: Vec<usize> = (0..self.catalog.skills.len()).collect();
         let key = listing_key(args);
-        let starts = self.page_starts(&order, limit);
+        let starts = self.page_starts(&order, args.limit);
         let start = match args.cursor.as_deref() {
             None => 0,
             Some(c) => self.read_cursor(c, key, &starts, &SKILL_LIST)?,
@@ -225,19 +267,116 @@ impl Snapshot {
             .find(|&s| s > start)
             .unwrap_or(order.len() + entries.problem_sizes.len());
         let mut page = self.list_header();
+        // The roots are the catalog's, said once: on the first page
+        // (LIST-019).
+        if start > 0 {
+            page.roots = None;
+            page.roots_total = None;
+        }
         let n_skills = order.len();
         page.skills = (start..end.min(n_skills))
             .map(|i| self.summary(order[i]))
             .collect();
-        page.problems = (start.max(n_skills)..end)
-            .map(|i| self.problems[i - n_skills].clone())
-            .collect();
+        page.problems = Some(
+            (start.max(n_skills)..end)
+                .map(|i| self.problems[i - n_skills].clone())
+                .collect(),
+        );
         page.total = Some(n_skills);
         page.problems_total = Some(self.problems.len());
         let all = n_skills + self.problems.len();
         page.next_cursor = (end < all).then(|| self.cursor_at(key, end));
-        page.note = Some(self.page_note(&page, start, end, n_skills, by_words, args));
+        page.note = Some(self.page_note(&page, start, end, n_skills, args));
         Ok(page)
+    }
+
+    /// A query answer (LIST-006, LIST-011, LIST-019): the matching skills
+    /// of this page, lean, with the problems about them; of the rest of
+    /// the catalog only how many problems it has, and where to read them.
+    fn query_page(&self, q: &str, args: &ListArgs) -> Result<SkillList, String> {
+        let ranked = self.index().search(q);
+        let order = ranked.skills;
+        let lean = self.lean();
+        let limit = args.limit.unwrap_or(QUERY_PAGE_SKILLS) as usize;
+        // The top level but for the cursor and the note, which the slack
+        // holds, at its widest.
+        let header = json_len(&SkillList {
+            problems: Some(Vec::new()),
+            total: Some(usize::MAX),
+            problems_total: Some(usize::MAX),
+            ..SkillList::default()
+        });
+        let room = self.settings.budget.saturating_sub(header + PAGE_SLACK);
+        let starts = cut(order.iter().map(|&i| lean.sizes[i]), room, |_| true, limit);
+        let key = listing_key(args);
+        let start = match args.cursor.as_deref() {
+            None => 0,
+            Some(c) => self.read_cursor(c, key, &starts, &SKILL_LIST)?,
+        };
+        let end = starts
+            .iter()
+            .copied()
+            .find(|&s| s > start)
+            .unwrap_or(order.len());
+        let on_page = &order[start.min(end)..end];
+        let problems: Vec<_> = on_page
+            .iter()
+            .flat_map(|&i| lean.problems[i].iter().map(|&p| self.problems[p].clone()))
+            .collect();
+        let mut page = SkillList {
+            skills: on_page.iter().map(|&i| self.summary(i).lean()).collect(),
+            problems: (!problems.is_empty()).then_some(problems),
+            total: Some(order.len()),
+            problems_total: (!self.problems.is_empty()).then_some(self.problems.len()),
+            next_cursor: (end < order.len()).then(|| self.cursor_at(key, end)),
+            ..SkillList::default()
+        };
+        page.note = Some(self.query_note(&page, q, start, ranked.by_words));
+        Ok(page)
+    }
+
+    /// What a query answer's `note` says (LIST-011, LIST-012, LIST-017,
+    /// LIST-019): how many match and which these are, how to go on, and
+    /// where the catalog's problems are — short, as a model reads it with
+    /// every answer.
+    fn query_note(&self, page: &SkillList, q: &str, start: usize, by_words: usize) -> String {
+        let n = page.total.unwrap_or_default();
+        let s = if n == 1 { "" } else { "s" };
+        let mut note = if n == 0 {
+            // LIST-012: an empty answer says why and what to try instead.
+            format!(
+                "No skill matches {}: no skill shares a word with it other than common words such as \"the\" or \"to\". Try fewer words, or other words for what the skill does or works on; skill_list without a query lists every skill.",
+                excerpt(q)
+            )
+        } else if by_words == 0 {
+            // LIST-017: found by meaning alone; the model is told so, as
+            // these are the nearest skills, not ones that match.
+            format!(
+                "No skill shares a word with {}; the {n} skill{s} nearest to it in meaning follow{}, nearest first: check each description before you use one.",
+                excerpt(q),
+                if n == 1 { "s" } else { "" }
+            )
+        } else {
+            format!("{n} skill{s} match, best first.")
+        };
+        if n > 0 && (start > 0 || page.next_cursor.is_some()) {
+            note.push_str(&format!(
+                " These are {} to {}.",
+                start + 1,
+                start + page.skills.len()
+            ));
+        }
+        if page.next_cursor.is_some() {
+            note.push_str(" For more, call skill_list again with the same query and limit and cursor set to nextCursor.");
+        }
+        if let Some(p) = page.problems_total {
+            note.push_str(&format!(
+                " The catalog has {p} problem{}: skill_list without a query lists {}.",
+                if p == 1 { "" } else { "s" },
+                if p == 1 { "it" } else { "them" }
+            ));
+        }
+        note
     }
 
     /// Where each page starts in the sequence `order` (the skills), then
@@ -273,42 +412,20 @@ impl Snapshot {
         cursor::keyed(&self.identity().to_string(), key, offset)
     }
 
+    /// A plain listing's page note (LIST-005): what the page holds and
+    /// how to get the rest.
     fn page_note(
         &self,
         page: &SkillList,
         start: usize,
         end: usize,
         n_skills: usize,
-        by_words: Option<usize>,
         args: &ListArgs,
     ) -> String {
-        let what = match &args.query {
-            // LIST-017: found by meaning alone; the model is told so, as
-            // these are the nearest skills, not ones that match.
-            Some(q) if n_skills > 0 && by_words == Some(0) => format!(
-                "No skill shares a word with {}; the {n_skills} skill{} nearest to it in meaning follow{}, nearest first: check each description before you use one",
-                excerpt(q),
-                if n_skills == 1 { "" } else { "s" },
-                if n_skills == 1 { "s" } else { "" }
-            ),
-            // LIST-012: an empty answer says why and what to try instead.
-            Some(q) if n_skills == 0 => format!(
-                "No skill matches {}: no skill shares a word with it other than common words such as \"the\" or \"to\". Try fewer words, or other words for what the skill does or works on; skill_list without a query lists every skill",
-                excerpt(q)
-            ),
-            Some(q) => format!(
-                "{n_skills} skill{} match {}, best first",
-                if n_skills == 1 { "" } else { "s" },
-                excerpt(q)
-            ),
-            None => format!(
-                "This catalog serves {n_skills} skill{}",
-                if n_skills == 1 { "" } else { "s" }
-            ),
-        };
-        if n_skills == 0 && page.problems.is_empty() && args.query.is_some() {
-            return format!("{what}.");
-        }
+        let what = format!(
+            "This catalog serves {n_skills} skill{}",
+            if n_skills == 1 { "" } else { "s" }
+        );
         let shown = if page.skills.is_empty() {
             "this page holds no skills".to_string()
         } else {
@@ -318,22 +435,23 @@ impl Snapshot {
                 start + page.skills.len()
             )
         };
-        let problems = if page.problems.is_empty() {
+        let on_page = page.problems.as_ref().map_or(0, Vec::len);
+        let problems = if on_page == 0 {
             String::new()
         } else {
             let first = start.max(n_skills) - n_skills;
             format!(
                 ", and problems {} to {} of {}",
                 first + 1,
-                first + page.problems.len(),
+                first + on_page,
                 self.problems.len()
             )
         };
         let next = match &page.next_cursor {
             Some(c) => format!(
                 " More follow: call skill_list again with cursor {c:?}{}, or with a query (words from the name or description of the skill you need) to find it directly.",
-                if args.query.is_some() || args.limit.is_some() {
-                    " and the same query and limit"
+                if args.limit.is_some() {
+                    " and the same limit"
                 } else {
                     ""
                 }

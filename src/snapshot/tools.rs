@@ -27,7 +27,7 @@ impl Snapshot {
         list.skills = (0..self.catalog.skills.len())
             .map(|i| self.summary(i))
             .collect();
-        list.problems = self.problems.clone();
+        list.problems = Some(self.problems.clone());
         list
     }
 
@@ -35,17 +35,17 @@ impl Snapshot {
     pub(super) fn list_header(&self) -> SkillList {
         let (roots, roots_total) = self.shown_roots();
         SkillList {
-            roots,
+            roots: Some(roots),
             roots_total,
-            roots_from: self.catalog.roots_from,
-            grant_from: self.grant.from,
+            roots_from: Some(self.catalog.roots_from),
+            grant_from: Some(self.grant.from),
             grant_note: self.grant.note().map(str::to_owned),
             grant_error: self.grant.error.clone(),
-            generation: self.generation,
-            scanned_at: rfc3339(self.scanned_at),
+            generation: Some(self.generation),
+            scanned_at: Some(rfc3339(self.scanned_at)),
             reload_refused: None,
             skills: Vec::new(),
-            problems: Vec::new(),
+            problems: Some(Vec::new()),
             total: None,
             problems_total: None,
             next_cursor: None,
@@ -82,22 +82,23 @@ impl Snapshot {
             name: s.name.clone(),
             description: s.description.clone(),
             when_to_use: s.when_to_use.clone(),
-            source: s.source.to_string(),
+            source: Some(s.source.to_string()),
             files: s.files.len(),
             bytes: s.bytes,
             executable: !sc.runnable.is_empty(),
-            scripts: sc
-                .runnable
-                .iter()
-                .map(|r| ScriptSummary {
-                    script: r.entry.script.clone(),
-                    interpreter: r.entry.interpreter.clone(),
-                    timeout_ms: r.entry.timeout_ms,
-                    env: r.env.clone(),
-                })
-                .collect(),
-            unavailable_scripts: refused(&sc.unavailable),
-            ungranted_scripts: refused(&sc.ungranted),
+            scripts: Some(
+                sc.runnable
+                    .iter()
+                    .map(|r| ScriptSummary {
+                        script: r.entry.script.clone(),
+                        interpreter: r.entry.interpreter.clone(),
+                        timeout_ms: r.entry.timeout_ms,
+                        env: r.env.clone(),
+                    })
+                    .collect(),
+            ),
+            unavailable_scripts: Some(refused(&sc.unavailable)),
+            ungranted_scripts: Some(refused(&sc.ungranted)),
             declared_egress: s.declaration.egress.clone(),
         }
     }
