@@ -243,3 +243,80 @@ fn skills_passes_a_server_that_chooses_otherwise_wherever_the_extension_lets_it(
     let failed: Vec<_> = all.iter().filter(|(_, s)| s != "pass").collect();
     assert!(failed.is_empty(), "{failed:?}");
 }
+
+/// The variant proxy of the issue 45 review: one valid (or, for the
+/// robustness of the runner, odd) choice at a time, named by `--variant=`.
+const SKILLS_VARIANT_PROXY: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/clients/skills_variant_proxy.py"
+);
+
+/// Streamable HTTP in front of the variant proxy: an SSE answer kept open
+/// `--hold` seconds after the reply.
+const SKILLS_HTTP_FRONT: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/clients/skills_http_front.py"
+);
+
+/// `only` of the skills profile against this server behind the variant
+/// proxy with `variant`; returns the IDs that did not pass.
+fn skills_failing_with(variant: &str, only: &str) -> Vec<String> {
+    failing_in(
+        "skills",
+        &format!("python3 {SKILLS_VARIANT_PROXY} --variant={variant} {SERVER}"),
+        only,
+    )
+}
+
+/// Issue 45 review: every skill served `"dynamic"` (SEP2640-RES-01, R7)
+/// lists no files, so a symlink inside its skill that the server serves
+/// with its target's bytes (R6: "may be listed (then with … the target's
+/// bytes)") is valid; SKL-028 must find the file by the Resource Mapping
+/// as it does a regular one.
+#[test]
+fn skills_a_dynamic_skill_may_serve_a_symlink_inside_it() {
+    assert_eq!(
+        skills_failing_with("alldynamic", "SKL-028"),
+        Vec::<String>::new()
+    );
+}
+
+/// Issue 45 review: R6 — a dot-file "may be listed … or left out …, or
+/// the server may leave the whole skill out (R2)". Leaving `dotted` out
+/// (not listed, `skills/get` -32602) must pass SKL-027.
+#[test]
+fn skills_a_skill_with_dot_files_may_be_left_out_whole() {
+    assert_eq!(
+        skills_failing_with("hide=dotted", "SKL-027"),
+        Vec::<String>::new()
+    );
+}
+
+/// Issue 45 review: Streamable HTTP says the server SHOULD (not MUST)
+/// close the SSE stream once the response is sent. A server that keeps
+/// it open (with keep-alive comments) after the reply has answered; the
+/// runner must take the reply rather than wait for the connection to end.
+#[test]
+fn skills_over_http_takes_the_reply_from_an_sse_stream_left_open() {
+    let adapter = tempfile::NamedTempFile::new().expect("tempfile");
+    std::fs::write(
+        adapter.path(),
+        r#"{"name": "front", "env": {"SKILLS_DIR": "${SKILLS}"}}"#,
+    )
+    .expect("write");
+    let server = format!("python3 {SKILLS_HTTP_FRONT} --hold=30 --variant= {SERVER}");
+    let out = Command::new(common::runner())
+        .args(["--profile", "skills", "--server", &server, "--url", "stderr"])
+        .args(["--adapter", adapter.path().to_str().expect("UTF-8")])
+        .args(["--only", "SKL-003", "--format", "json"])
+        .output()
+        .expect("the runner runs");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "no JSON report ({e}): {}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    assert_eq!(report["cases"][0]["status"], "pass", "{report}");
+}
