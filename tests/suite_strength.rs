@@ -320,3 +320,48 @@ fn skills_over_http_takes_the_reply_from_an_sse_stream_left_open() {
     });
     assert_eq!(report["cases"][0]["status"], "pass", "{report}");
 }
+
+/// Issue 45 review: a skill below a folder that is not a skill may be
+/// published under any prefix (SEP2640-MAP-11: "a server-chosen
+/// organizational prefix"; NEST-02 binds only a skill nested in a
+/// skill). Served as `skill://sub-skill/SKILL.md`, `group/sub-skill` is a
+/// valid listing that SKL-025 must pass (today it does not map the entry
+/// to its folder, and fails it as "neither listed nor refused").
+#[test]
+fn skills_a_skill_below_a_plain_folder_may_take_any_prefix() {
+    // The proxy serves the folder itself at the mirrored path too, and
+    // that passes: the proxy is not what fails.
+    assert_eq!(
+        skills_failing_with("serve=group/sub-skill>group/sub-skill", "SKL-025"),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        skills_failing_with("serve=group/sub-skill>sub-skill", "SKL-025"),
+        Vec::<String>::new()
+    );
+}
+
+/// Issue 45 review, a false pass: `team-a/dup` and `team-b/dup` listed
+/// as `skill://a/dup/SKILL.md` and `skill://b/dup/SKILL.md` (a valid
+/// prefix) with a wrong SKILL.md digest and a frontmatter member the
+/// SKILL.md does not have (SEP2640-RES-05, FM-06) pass SKL-026 today:
+/// entries the runner cannot map to a folder are judged by no case but
+/// the basic fixture's `unmapped: []`.
+#[test]
+fn skills_a_wrong_manifest_under_another_prefix_is_caught() {
+    // Under the mirrored prefix the same mutation is caught.
+    assert_eq!(
+        skills_failing_with(
+            "serve=team-a/dup>team-a/dup,serve=team-b/dup>team-b/dup,only=dup,baddigest=SKILL.md,fmextra",
+            "SKL-026"
+        ),
+        vec!["SKL-026".to_owned()]
+    );
+    assert_eq!(
+        skills_failing_with(
+            "serve=team-a/dup>a/dup,serve=team-b/dup>b/dup,only=dup,baddigest=SKILL.md,fmextra",
+            "SKL-026"
+        ),
+        vec!["SKL-026".to_owned()]
+    );
+}
