@@ -365,3 +365,23 @@ fn skills_a_wrong_manifest_under_another_prefix_is_caught() {
         vec!["SKL-026".to_owned()]
     );
 }
+
+/// Issue 45 review, a false pass: with every skill `"dynamic"` (R7) no
+/// case reads a SKILL.md, so one served with a description other than the
+/// entry's frontmatter (SEP2640-FM-06: "identical in content to the
+/// frontmatter of the `SKILL.md` it describes") — or as text/plain
+/// (META-01) — passes the profile. (SKL-028 is left out: it fails a
+/// "dynamic" skill for another reason, above.)
+#[test]
+fn skills_a_dynamic_skill_s_skill_md_is_still_read() {
+    let all = "SKL-001,SKL-002,SKL-003,SKL-004,SKL-005,SKL-010,SKL-012,SKL-013,SKL-017,\
+               SKL-018,SKL-020,SKL-022,SKL-024,SKL-043,SKL-044";
+    assert_ne!(
+        skills_failing_with("alldynamic,skillmdbytes", all),
+        Vec::<String>::new()
+    );
+    assert_ne!(
+        skills_failing_with("alldynamic,mimeplain", all),
+        Vec::<String>::new()
+    );
+}

@@ -59,6 +59,9 @@ Invalid variants (mutations):
   getother    skills/get of an unknown skill:// URI answers with the first listed skill
   wrongbytes  resources/read of files below scripts/ serves other bytes
   fmextra     frontmatter gains a member
+  mimeplain   SKILL.md served as text/plain
+  skillmdbytes SKILL.md served with its description changed (the entry's
+              frontmatter no longer that of the SKILL.md served)
   only=DIR    the entry mutations above apply only to the skill DIR
 """
 import base64
@@ -470,6 +473,10 @@ def mutate(p, req, reply):
                     c["mimeType"] = "text/markdown; charset=utf-8" if c.get("uri", "").endswith("/SKILL.md") else "application/octet-stream"
                 if "meta" in V:
                     c["_meta"] = META
+                if "mimeplain" in V and c.get("uri", "").endswith("/SKILL.md"):
+                    c["mimeType"] = "text/plain"
+                if "skillmdbytes" in V and c.get("uri", "").endswith("/SKILL.md") and "text" in c:
+                    c["text"] = c["text"].replace("description:", "description: CHANGED", 1)
                 if "wrongbytes" in V and "/scripts/" in c.get("uri", ""):
                     c.pop("blob", None)
                     c["text"] = "print('not the bytes the manifest describes')\n"
