@@ -385,3 +385,23 @@ fn skills_a_dynamic_skill_s_skill_md_is_still_read() {
         Vec::<String>::new()
     );
 }
+
+/// Issue 45 review, a false pass: a server whose `resources/read` follows
+/// symlinks wherever they lead serves `skill://leaky/leak.txt` with the
+/// bytes of a file outside the folder it serves — and passes all of SKL-029
+/// (and the profile) by leaving `leaky` out of its listing, because then
+/// `${root:leaky}` is unresolved and the URIs are never asked. R6: "its
+/// target's bytes are never listed or served as the skill's"; the URIs
+/// the skill could have (as the `skill` probe's candidates) are still
+/// there to ask.
+#[test]
+fn skills_a_symlink_out_of_a_left_out_skill_is_still_asked() {
+    assert_eq!(
+        skills_failing_with("naiveread", "SKL-029"),
+        vec!["SKL-029".to_owned()]
+    );
+    assert_eq!(
+        skills_failing_with("hide=leaky,naiveread", "SKL-029"),
+        vec!["SKL-029".to_owned()]
+    );
+}

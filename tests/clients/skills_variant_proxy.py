@@ -59,6 +59,10 @@ Invalid variants (mutations):
   getother    skills/get of an unknown skill:// URI answers with the first listed skill
   wrongbytes  resources/read of files below scripts/ serves other bytes
   fmextra     frontmatter gains a member
+  naiveread   resources/read of skill://P reads SKILLS_DIR/P, following
+              symlinks out of the tree (a file server naive about symlinks
+              only: a URI with a dot-segment, an escape, a backslash, a NUL,
+              a blank or an empty segment is left to the server)
   mimeplain   SKILL.md served as text/plain
   skillmdbytes SKILL.md served with its description changed (the entry's
               frontmatter no longer that of the SKILL.md served)
@@ -151,6 +155,21 @@ class Proxy:
         own = extra_answer(p=self, method=method, params=params) if served_extra() else None
         if own is not None:
             return dict(own, jsonrpc="2.0", id=msg["id"])
+        if "naiveread" in V and method == "resources/read" and isinstance(params, dict) \
+                and isinstance(params.get("uri"), str) and params["uri"].startswith("skill://"):
+            from urllib.parse import unquote
+            rest = params["uri"][len("skill://"):]
+            segs = rest.split("/")
+            plain = all(x and x not in (".", "..") and not any(ch in x for ch in "%\\\0 ") for x in segs)
+            path = os.path.join(os.environ.get("SKILLS_DIR", ""), unquote(rest))
+            if plain and os.path.isfile(path):  # follows symlinks, wherever they go
+                data = open(path, "rb").read()
+                c = {"uri": params["uri"], "mimeType": "text/markdown" if path.endswith(".md") else "text/plain"}
+                try:
+                    c["text"] = data.decode("utf-8")
+                except UnicodeDecodeError:
+                    c["blob"] = base64.b64encode(data).decode()
+                return {"jsonrpc": "2.0", "id": msg["id"], "result": {"contents": [c]}}
         # URIs inward
         if isinstance(params, dict) and isinstance(params.get("uri"), str):
             inner = uri_in(params["uri"])
