@@ -243,3 +243,165 @@ fn skills_passes_a_server_that_chooses_otherwise_wherever_the_extension_lets_it(
     let failed: Vec<_> = all.iter().filter(|(_, s)| s != "pass").collect();
     assert!(failed.is_empty(), "{failed:?}");
 }
+
+/// The variant proxy of the issue 45 review: one valid (or, for the
+/// robustness of the runner, odd) choice at a time, named by `--variant=`.
+const SKILLS_VARIANT_PROXY: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/clients/skills_variant_proxy.py"
+);
+
+/// Streamable HTTP in front of the variant proxy: an SSE answer kept open
+/// `--hold` seconds after the reply.
+const SKILLS_HTTP_FRONT: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/clients/skills_http_front.py"
+);
+
+/// `only` of the skills profile against this server behind the variant
+/// proxy with `variant`; returns the IDs that did not pass.
+fn skills_failing_with(variant: &str, only: &str) -> Vec<String> {
+    failing_in(
+        "skills",
+        &format!("python3 {SKILLS_VARIANT_PROXY} --variant={variant} {SERVER}"),
+        only,
+    )
+}
+
+/// Issue 45 review: every skill served `"dynamic"` (SEP2640-RES-01, R7)
+/// lists no files, so a symlink inside its skill that the server serves
+/// with its target's bytes (R6: "may be listed (then with … the target's
+/// bytes)") is valid; SKL-028 must find the file by the Resource Mapping
+/// as it does a regular one.
+#[test]
+fn skills_a_dynamic_skill_may_serve_a_symlink_inside_it() {
+    assert_eq!(
+        skills_failing_with("alldynamic", "SKL-028"),
+        Vec::<String>::new()
+    );
+}
+
+/// Issue 45 review: R6 — a dot-file "may be listed … or left out …, or
+/// the server may leave the whole skill out (R2)". Leaving `dotted` out
+/// (not listed, `skills/get` -32602) must pass SKL-027.
+#[test]
+fn skills_a_skill_with_dot_files_may_be_left_out_whole() {
+    assert_eq!(
+        skills_failing_with("hide=dotted", "SKL-027"),
+        Vec::<String>::new()
+    );
+}
+
+/// Issue 45 review: Streamable HTTP says the server SHOULD (not MUST)
+/// close the SSE stream once the response is sent. A server that keeps
+/// it open (with keep-alive comments) after the reply has answered; the
+/// runner must take the reply rather than wait for the connection to end.
+#[test]
+fn skills_over_http_takes_the_reply_from_an_sse_stream_left_open() {
+    let adapter = tempfile::NamedTempFile::new().expect("tempfile");
+    std::fs::write(
+        adapter.path(),
+        r#"{"name": "front", "env": {"SKILLS_DIR": "${SKILLS}"}}"#,
+    )
+    .expect("write");
+    let server = format!("python3 {SKILLS_HTTP_FRONT} --hold=30 --variant= {SERVER}");
+    let out = Command::new(common::runner())
+        .args(["--profile", "skills", "--server", &server, "--url", "stderr"])
+        .args(["--adapter", adapter.path().to_str().expect("UTF-8")])
+        .args(["--only", "SKL-003", "--format", "json"])
+        .output()
+        .expect("the runner runs");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "no JSON report ({e}): {}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    assert_eq!(report["cases"][0]["status"], "pass", "{report}");
+}
+
+/// Issue 45 review: a skill below a folder that is not a skill may be
+/// published under any prefix (SEP2640-MAP-11: "a server-chosen
+/// organizational prefix"; NEST-02 binds only a skill nested in a
+/// skill). Served as `skill://sub-skill/SKILL.md`, `group/sub-skill` is a
+/// valid listing that SKL-025 must pass (today it does not map the entry
+/// to its folder, and fails it as "neither listed nor refused").
+#[test]
+fn skills_a_skill_below_a_plain_folder_may_take_any_prefix() {
+    // The proxy serves the folder itself at the mirrored path too, and
+    // that passes: the proxy is not what fails.
+    assert_eq!(
+        skills_failing_with("serve=group/sub-skill>group/sub-skill", "SKL-025"),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        skills_failing_with("serve=group/sub-skill>sub-skill", "SKL-025"),
+        Vec::<String>::new()
+    );
+}
+
+/// Issue 45 review, a false pass: `team-a/dup` and `team-b/dup` listed
+/// as `skill://a/dup/SKILL.md` and `skill://b/dup/SKILL.md` (a valid
+/// prefix) with a wrong SKILL.md digest and a frontmatter member the
+/// SKILL.md does not have (SEP2640-RES-05, FM-06) pass SKL-026 today:
+/// entries the runner cannot map to a folder are judged by no case but
+/// the basic fixture's `unmapped: []`.
+#[test]
+fn skills_a_wrong_manifest_under_another_prefix_is_caught() {
+    // Under the mirrored prefix the same mutation is caught.
+    assert_eq!(
+        skills_failing_with(
+            "serve=team-a/dup>team-a/dup,serve=team-b/dup>team-b/dup,only=dup,baddigest=SKILL.md,fmextra",
+            "SKL-026"
+        ),
+        vec!["SKL-026".to_owned()]
+    );
+    assert_eq!(
+        skills_failing_with(
+            "serve=team-a/dup>a/dup,serve=team-b/dup>b/dup,only=dup,baddigest=SKILL.md,fmextra",
+            "SKL-026"
+        ),
+        vec!["SKL-026".to_owned()]
+    );
+}
+
+/// Issue 45 review, a false pass: with every skill `"dynamic"` (R7) no
+/// case reads a SKILL.md, so one served with a description other than the
+/// entry's frontmatter (SEP2640-FM-06: "identical in content to the
+/// frontmatter of the `SKILL.md` it describes") — or as text/plain
+/// (META-01) — passes the profile. (SKL-028 is left out: it fails a
+/// "dynamic" skill for another reason, above.)
+#[test]
+fn skills_a_dynamic_skill_s_skill_md_is_still_read() {
+    let all = "SKL-001,SKL-002,SKL-003,SKL-004,SKL-005,SKL-010,SKL-012,SKL-013,SKL-017,\
+               SKL-018,SKL-020,SKL-022,SKL-024,SKL-043,SKL-044";
+    assert_ne!(
+        skills_failing_with("alldynamic,skillmdbytes", all),
+        Vec::<String>::new()
+    );
+    assert_ne!(
+        skills_failing_with("alldynamic,mimeplain", all),
+        Vec::<String>::new()
+    );
+}
+
+/// Issue 45 review, a false pass: a server whose `resources/read` follows
+/// symlinks wherever they lead serves `skill://leaky/leak.txt` with the
+/// bytes of a file outside the folder it serves — and passes all of SKL-029
+/// (and the profile) by leaving `leaky` out of its listing, because then
+/// `${root:leaky}` is unresolved and the URIs are never asked. R6: "its
+/// target's bytes are never listed or served as the skill's"; the URIs
+/// the skill could have (as the `skill` probe's candidates) are still
+/// there to ask.
+#[test]
+fn skills_a_symlink_out_of_a_left_out_skill_is_still_asked() {
+    assert_eq!(
+        skills_failing_with("naiveread", "SKL-029"),
+        vec!["SKL-029".to_owned()]
+    );
+    assert_eq!(
+        skills_failing_with("hide=leaky,naiveread", "SKL-029"),
+        vec!["SKL-029".to_owned()]
+    );
+}
