@@ -306,7 +306,14 @@ fn skills_over_http_takes_the_reply_from_an_sse_stream_left_open() {
     .expect("write");
     let server = format!("python3 {SKILLS_HTTP_FRONT} --hold=30 --variant= {SERVER}");
     let out = Command::new(common::runner())
-        .args(["--profile", "skills", "--server", &server, "--url", "stderr"])
+        .args([
+            "--profile",
+            "skills",
+            "--server",
+            &server,
+            "--url",
+            "stderr",
+        ])
         .args(["--adapter", adapter.path().to_str().expect("UTF-8")])
         .args(["--only", "SKL-003", "--format", "json"])
         .output()
@@ -403,5 +410,41 @@ fn skills_a_symlink_out_of_a_left_out_skill_is_still_asked() {
     assert_eq!(
         skills_failing_with("hide=leaky,naiveread", "SKL-029"),
         vec!["SKL-029".to_owned()]
+    );
+}
+
+/// Issue 45 review: a skill of a fixture that is not plain (reading R2: a
+/// 2 MiB file, 512 files, a nested skill inside it) may be left out
+/// whole; a plain one — whatever its files' bytes — may not.
+#[test]
+fn skills_only_a_plain_skill_must_be_served() {
+    for (variant, case) in [
+        ("hide=big-file", "SKL-023"),
+        ("hide=outer", "SKL-024"),
+        ("hide=at-count", "SKL-032"),
+    ] {
+        assert_eq!(
+            skills_failing_with(variant, case),
+            Vec::<String>::new(),
+            "{variant}"
+        );
+    }
+    assert_eq!(
+        skills_failing_with("hide=raw-bytes", "SKL-021"),
+        vec!["SKL-021".to_owned()]
+    );
+}
+
+/// Issue 45 review: a server that serves a skill of its own beside the
+/// fixture's (SEP2640-LIST-01: "the skills it serves"; reading R11)
+/// passes the cases that count the catalog.
+#[test]
+fn skills_a_skill_of_the_servers_own_is_set_apart() {
+    assert_eq!(
+        skills_failing_with(
+            "extraskill",
+            "SKL-005,SKL-006,SKL-014,SKL-015,SKL-016,SKL-017,SKL-018,SKL-045"
+        ),
+        Vec::<String>::new()
     );
 }

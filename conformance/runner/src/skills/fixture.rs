@@ -113,6 +113,19 @@ impl Fixture {
         Ok(f)
     }
 
+    /// True when `rel` (below `dir`) is a file, or a symlink whose target
+    /// is a file inside `dir` (R6: such a symlink may be served with its
+    /// target's bytes).
+    pub fn file_within(&self, dir: &str, rel: &str) -> bool {
+        let (Ok(base), Ok(target)) = (
+            fs::canonicalize(self.path(dir)),
+            fs::canonicalize(self.path(&join(dir, rel))),
+        ) else {
+            return false;
+        };
+        target.starts_with(&base) && target.is_file()
+    }
+
     /// Every directory of the fixture that holds an entry named
     /// `SKILL.md` (of any kind), found without following symlinked
     /// directories, sorted; the root itself is not one (SEP-2640's skill

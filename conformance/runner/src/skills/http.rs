@@ -147,14 +147,60 @@ impl Answer {
     }
 }
 
-/// Splits a whole HTTP/1.1 answer (read to the connection's end) into its
-/// status, headers and body, a chunked body joined.
-pub fn parse_answer(raw: &[u8]) -> Result<Answer, String> {
-    let end = raw
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .ok_or_else(|| format!("an answer without a whole head ({} bytes)", raw.len()))?;
-    let head = std::str::from_utf8(&raw[..end]).map_err(|_| "a head that is not UTF-8")?;
+/// The answer read so far, when it is an SSE stream that already holds a
+/// whole event replying to `id`. Streamable HTTP says a server SHOULD
+/// (not MUST) close the stream once the reply is sent, so one that keeps
+/// it open has still answered (issue 45 review).
+pub fn sse_reply_so_far(raw: &[u8], id: u64) -> Option<Answer> {
+    let end = raw.windows(4).position(|w| w == b"\r\n\r\n")?;
+    let mut a = parse_head(&raw[..end]).ok()?;
+    let sse = a
+        .header("content-type")
+        .is_some_and(|t| t.to_ascii_lowercase().starts_with("text/event-stream"));
+    if !sse {
+        return None;
+    }
+    let rest = &raw[end + 4..];
+    let chunked = a
+        .header("transfer-encoding")
+        .is_some_and(|t| t.to_ascii_lowercase().contains("chunked"));
+    let body = if chunked {
+        dechunk_so_far(rest)
+    } else {
+        rest.to_vec()
+    };
+    // Only whole events: up to the last blank line.
+    let text = String::from_utf8_lossy(&body).replace("\r\n", "\n");
+    let whole = text.rfind("\n\n")?;
+    a.body = text.as_bytes()[..whole + 2].to_vec();
+    let msgs = messages(&a).ok()?;
+    msgs.iter()
+        .any(|m| m.get("id") == Some(&serde_json::json!(id)) && m.get("method").is_none())
+        .then_some(a)
+}
+
+/// The whole chunks at the start of a chunked body still being read.
+fn dechunk_so_far(mut rest: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    while let Some(eol) = rest.windows(2).position(|w| w == b"\r\n") {
+        let size = std::str::from_utf8(&rest[..eol]).ok().and_then(|t| {
+            usize::from_str_radix(t.split(';').next().unwrap_or_default().trim(), 16).ok()
+        });
+        let Some(size) = size else { break };
+        rest = &rest[eol + 2..];
+        if size == 0 || rest.len() < size + 2 {
+            break;
+        }
+        out.extend_from_slice(&rest[..size]);
+        rest = &rest[size + 2..];
+    }
+    out
+}
+
+/// An answer's status line and headers (the bytes before the blank line),
+/// with an empty body.
+fn parse_head(raw: &[u8]) -> Result<Answer, String> {
+    let head = std::str::from_utf8(raw).map_err(|_| "a head that is not UTF-8")?;
     let mut lines = head.split("\r\n");
     let status_line = lines.next().unwrap_or_default();
     let status = status_line
@@ -170,11 +216,21 @@ pub fn parse_answer(raw: &[u8]) -> Result<Answer, String> {
             .ok_or_else(|| format!("a header line without a colon: `{}`", clip(l, 100)))?;
         headers.push((n.trim().to_ascii_lowercase(), v.trim().to_string()));
     }
-    let mut a = Answer {
+    Ok(Answer {
         status,
         headers,
         body: Vec::new(),
-    };
+    })
+}
+
+/// Splits a whole HTTP/1.1 answer (read to the connection's end) into its
+/// status, headers and body, a chunked body joined.
+pub fn parse_answer(raw: &[u8]) -> Result<Answer, String> {
+    let end = raw
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .ok_or_else(|| format!("an answer without a whole head ({} bytes)", raw.len()))?;
+    let mut a = parse_head(&raw[..end])?;
     let rest = &raw[end + 4..];
     let chunked = a
         .header("transfer-encoding")
@@ -385,12 +441,14 @@ impl Http {
     }
 
     /// One exchange: `verb` with `body` and `extra` headers, the answer
-    /// read to the connection's end.
+    /// read to the connection's end — or, for a request (`want` its id),
+    /// until an SSE stream holds the whole reply.
     fn exchange(
         &self,
         verb: &str,
         body: &str,
         extra: &[(String, String)],
+        want: Option<u64>,
     ) -> Result<Answer, Broken> {
         let until = (Instant::now() + REQUEST_TIMEOUT).min(self.deadline);
         let left = until.saturating_duration_since(Instant::now());
@@ -439,6 +497,14 @@ impl Http {
                     raw.extend_from_slice(&buf[..n]);
                     if raw.len() > MAX_BODY {
                         return Err(Broken(format!("an answer past {} MiB", MAX_BODY >> 20)));
+                    }
+                    // Looked for only when these bytes may end an event,
+                    // so a long answer is not parsed once per read.
+                    let from = raw.len().saturating_sub(n + 3);
+                    let ends_event = raw[from..].windows(2).any(|w| w == b"\n\n")
+                        || raw[from..].windows(4).any(|w| w == b"\r\n\r\n");
+                    if ends_event && let Some(a) = want.and_then(|id| sse_reply_so_far(&raw, id)) {
+                        return Ok(a);
                     }
                 }
                 Err(e)
@@ -509,7 +575,7 @@ impl Transport for Http {
         let body = msg.to_string();
         self.last = Some(body.clone());
         let headers = self.headers_for(method, params);
-        let a = self.exchange("POST", &body, &headers)?;
+        let a = self.exchange("POST", &body, &headers, Some(id))?;
         let msgs =
             messages(&a).map_err(|e| Broken(format!("HTTP {} to `{method}`: {e}", a.status)))?;
         let reply = msgs
@@ -540,7 +606,7 @@ impl Transport for Http {
             msg["params"] = p.clone();
         }
         let headers = self.headers_for(method, params);
-        let a = self.exchange("POST", &msg.to_string(), &headers)?;
+        let a = self.exchange("POST", &msg.to_string(), &headers, None)?;
         if (200..300).contains(&a.status) {
             Ok(())
         } else {
@@ -560,7 +626,7 @@ impl Transport for Http {
         if self.session.is_some() {
             // Ending the session is the client's courtesy; its answer is
             // not judged.
-            let _ = self.exchange("DELETE", "", &[]);
+            let _ = self.exchange("DELETE", "", &[], None);
         }
         let f = self.server.terminate(Duration::from_secs(2));
         (f.exit, f.stderr_tail)

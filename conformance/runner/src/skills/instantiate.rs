@@ -155,10 +155,26 @@ pub fn instantiate(p: &Value, ctx: &Ctx) -> Result<Value, String> {
                 let want = expected(ctx.fixture, &f)?;
                 return Ok(match k {
                     "$manifest" => {
-                        json!({"resources": by_file(&want, &f, true), "manifest_problems": []})
+                        let map = by_file(&want, true);
+                        let resources = if f.dynamic {
+                            json!({"$one_of": ["dynamic", map]})
+                        } else {
+                            map
+                        };
+                        json!({"resources": resources, "manifest_problems": []})
                     }
-                    "$bytes" => by_file(&want, &f, true),
-                    "$paths" => by_file(&want, &f, false),
+                    "$bytes" => {
+                        let map = by_file(&want, true);
+                        if f.dynamic {
+                            // A "dynamic" skill's read view is its
+                            // SKILL.md's, read at its uri (R7).
+                            let md = ctx.fixture.facts(&format!("{}/SKILL.md", f.dir))?;
+                            json!({"$one_of": [{"dynamic": {"SKILL.md": file(&md)}}, map]})
+                        } else {
+                            map
+                        }
+                    }
+                    "$paths" => by_file(&want, false),
                     _ => dirs(&want),
                 });
             }
@@ -276,9 +292,8 @@ fn expected(fx: &Fixture, f: &Files) -> Result<Expected, String> {
 }
 
 /// A map of files by path below the skill: exactly the expected ones,
-/// each with its digest and size (`with_facts`) or anything; `"dynamic"`
-/// in its place when the case allows it.
-fn by_file(e: &Expected, f: &Files, with_facts: bool) -> Value {
+/// each with its digest and size (`with_facts`) or anything.
+fn by_file(e: &Expected, with_facts: bool) -> Value {
     let value = |facts: &Facts| {
         if with_facts {
             file(facts)
@@ -299,15 +314,10 @@ fn by_file(e: &Expected, f: &Files, with_facts: bool) -> Value {
             json!({"$one_of": [{"$absent": true}, value(facts)]}),
         );
     }
-    let map = if members.is_empty() {
+    if members.is_empty() {
         json!({"$only_keys": keys})
     } else {
         json!({"$all": [{"$only_keys": keys}, Value::Object(members)]})
-    };
-    if with_facts && f.dynamic {
-        json!({"$one_of": ["dynamic", map]})
-    } else {
-        map
     }
 }
 

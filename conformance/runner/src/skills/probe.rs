@@ -159,12 +159,46 @@ impl<'a> Prober<'a> {
         }
     }
 
+    /// True when an entry's URI's last segment, or its frontmatter's
+    /// name, is the last segment of a fixture folder that holds a
+    /// SKILL.md.
+    fn fixture_name(&self, view: &Value) -> bool {
+        let names = [
+            view.get("last_segment").and_then(Value::as_str),
+            view.get("frontmatter")
+                .and_then(|f| f.get("name"))
+                .and_then(Value::as_str),
+        ];
+        self.skill_dirs.iter().any(|d| {
+            let last = d.rsplit('/').next();
+            names.iter().any(|n| n.is_some() && *n == last)
+        })
+    }
+
     /// The fixture folder a skill root URI names: the folder whose path
     /// is the longest tail of the URI's segments (a prefix is the
     /// server's to choose, SEP2640-MAP-11); among equals, the one whose
-    /// SKILL.md has the digest the manifest gives it.
+    /// SKILL.md has the digest the manifest gives it. When no folder's
+    /// whole path is a tail — a skill below a plain folder published
+    /// under a prefix of the server's own (`group/sub-skill` as
+    /// `skill://sub-skill`, MAP-11; NEST-02 binds only a skill nested in
+    /// a skill) — the folders whose last segment is the URI's, told apart
+    /// by that digest the same way.
     fn map_dir(&self, root: &str, skill_md_digest: Option<&str>) -> Option<String> {
         let segs = segments(root)?;
+        self.map_by_tail(&segs, skill_md_digest).or_else(|| {
+            let last = segs.last()?;
+            let named: Vec<&String> = self
+                .skill_dirs
+                .iter()
+                .filter(|d| d.rsplit('/').next() == Some(last.as_str()))
+                .collect();
+            self.one_by_digest(named, skill_md_digest)
+        })
+    }
+
+    /// The folder whose whole path is the longest tail of `segs`.
+    fn map_by_tail(&self, segs: &[String], skill_md_digest: Option<&str>) -> Option<String> {
         let mut best: Vec<&String> = Vec::new();
         let mut best_len = 0;
         for d in &self.skill_dirs {
@@ -182,8 +216,18 @@ impl<'a> Prober<'a> {
                 }
             }
         }
-        if best.len() > 1 {
-            best.retain(|d| {
+        self.one_by_digest(best, skill_md_digest)
+    }
+
+    /// The one folder of `dirs`, or among several the one whose SKILL.md
+    /// has `skill_md_digest`.
+    fn one_by_digest(
+        &self,
+        mut dirs: Vec<&String>,
+        skill_md_digest: Option<&str>,
+    ) -> Option<String> {
+        if dirs.len() > 1 {
+            dirs.retain(|d| {
                 skill_md_digest.is_some_and(|want| {
                     self.fixture
                         .facts(&join(d, SKILL_MD))
@@ -191,7 +235,7 @@ impl<'a> Prober<'a> {
                 })
             });
         }
-        match best.as_slice() {
+        match dirs.as_slice() {
             [one] => Some((*one).clone()),
             _ => None,
         }
@@ -367,6 +411,7 @@ impl<'a> Prober<'a> {
         let mut skills = Map::new();
         let mut repeated: Vec<String> = Vec::new();
         let mut unmapped = Vec::new();
+        let mut own = Vec::new();
         for l in &listed {
             match &l.dir {
                 Some(d) if skills.contains_key(d) => {
@@ -377,12 +422,21 @@ impl<'a> Prober<'a> {
                 Some(d) => {
                     skills.insert(d.clone(), l.view.clone());
                 }
+                // An entry no fixture folder can be: not one of the
+                // fixture's names, by its URI or its frontmatter — a
+                // skill of the server's own, which SEP2640-LIST-01 lets
+                // it serve ("the skills it serves"). Any other entry
+                // that maps to no folder is a fixture skill served
+                // wrong (a digest no folder's SKILL.md has, say).
+                None if !self.fixture_name(&l.view) => own.push(l.view.clone()),
                 None => unmapped.push(l.view.clone()),
             }
         }
         let view = json!({
             "pages": pages,
-            "count": listed.len(),
+            // The fixture's entries; the server's own are `own`.
+            "count": listed.len() - own.len(),
+            "own": own,
             "skills": skills,
             "repeated": repeated,
             "unmapped": unmapped,
@@ -434,6 +488,12 @@ impl<'a> Prober<'a> {
         let mut out = Map::new();
         for l in listed {
             let v = match &l.files {
+                // A "dynamic" skill lists no files, but its SKILL.md is
+                // always readable at its uri (SEP2640-URI-01): read, so
+                // its bytes and media type are judged too (R7).
+                None if l.view.get("resources") == Some(&json!("dynamic")) => {
+                    json!({"dynamic": {SKILL_MD: self.read_one(&l.uri)?}})
+                }
                 None => l.view.get("resources").cloned().unwrap_or(Value::Null),
                 Some(files) => {
                     let mut m = Map::new();
@@ -676,7 +736,7 @@ impl<'a> Prober<'a> {
     /// the skill's manifest, or — for a skill served `"dynamic"`, which
     /// lists none (R7) — by the Resource Mapping, the skill's root and
     /// the file's path below it (SEP2640-MAP-05, -07), over the fixture's
-    /// regular files.
+    /// regular files and its symlinks to files inside the skill (R6).
     fn named_file(&mut self, uri: &str) -> Result<Option<(String, String)>, Broken> {
         let n = normalize(uri);
         let fixture = self.fixture;
@@ -692,7 +752,11 @@ impl<'a> Prober<'a> {
                     let files = fixture.walk(d).unwrap_or_default();
                     if let Some((rel, _)) = files
                         .iter()
-                        .filter(|(_, k)| *k == Kind::File)
+                        .filter(|(rel, k)| {
+                            *k == Kind::File
+                                || (matches!(k, Kind::Symlink { to_dir: false })
+                                    && fixture.file_within(d, rel))
+                        })
                         .find(|(rel, _)| normalize(&mapped_uri(root, rel)) == n)
                     {
                         return Ok(Some((d.clone(), rel.clone())));
@@ -708,10 +772,34 @@ impl<'a> Prober<'a> {
     /// what was served is what the URI names.
     fn uris(&mut self, method: &str, uris: &[String], secrets: &[String]) -> Result<Value, Broken> {
         let mut items = Vec::new();
+        // Each template resolved; one naming a skill that is not listed
+        // is asked at every root that skill could have had (as the `skill`
+        // probe's candidates), since leaving a skill out is no licence to
+        // serve what its folder holds as something else (R2, R6).
+        type Asked = Result<(String, Option<(String, String)>), (String, String)>;
+        let mut asked: Vec<Asked> = Vec::new();
         for t in uris {
-            let u = match self.resolve(t) {
-                Ok(u) => u,
-                Err(why) => {
+            match self.resolve(t) {
+                Ok(u) => asked.push(Ok((u, None))),
+                Err(why) => match self.unlisted_in(t) {
+                    Some(dir) => {
+                        for c in self.candidates(&dir, &[])? {
+                            let Some(root) = c.strip_suffix(&format!("/{SKILL_MD}")) else {
+                                continue;
+                            };
+                            if let Ok(u) = self.resolve_as(t, Some((&dir, root))) {
+                                asked.push(Ok((u, Some((dir.clone(), root.to_string())))));
+                            }
+                        }
+                    }
+                    None => asked.push(Err((t.clone(), why))),
+                },
+            }
+        }
+        for a in asked {
+            let (u, as_) = match a {
+                Ok(x) => x,
+                Err((t, why)) => {
                     items.push(json!({"uri": t, "unresolved": why}));
                     continue;
                 }
@@ -727,7 +815,21 @@ impl<'a> Prober<'a> {
                     if let Some(Ok((b, _))) = &bytes {
                         text.push_str(&String::from_utf8_lossy(b));
                     }
-                    if let Some((d, rel)) = self.named_file(&u)? {
+                    let named = match &as_ {
+                        // At a root the skill could have had: the fixture
+                        // file the rest of the URI names.
+                        Some((d, root)) => u
+                            .strip_prefix(root.as_str())
+                            .and_then(|r| r.strip_prefix('/'))
+                            .map(|r| {
+                                (
+                                    d.clone(),
+                                    r.split('/').map(decode).collect::<Vec<_>>().join("/"),
+                                )
+                            }),
+                        None => self.named_file(&u)?,
+                    };
+                    if let Some((d, rel)) = named {
                         names = json!(join(&d, &rel));
                         if let Some(Ok((b, _))) = &bytes {
                             let want = self.fixture.facts(&join(&d, &rel)).map(|f| f.digest);
@@ -769,6 +871,35 @@ impl<'a> Prober<'a> {
     /// A string with its `${uri:DIR}`, `${root:DIR}` and
     /// `${file:DIR:PATH}` replaced from the listing.
     pub fn resolve(&mut self, t: &str) -> Result<String, String> {
+        self.resolve_as(t, None)
+    }
+
+    /// The fixture folder of the first template of `t` that names a skill
+    /// the listing does not hold.
+    fn unlisted_in(&mut self, t: &str) -> Option<String> {
+        let mut rest = t;
+        while let Some(at) = rest.find("${") {
+            let after = &rest[at + 2..];
+            let end = after.find('}')?;
+            let inner = &after[..end];
+            let dir = match inner.split_once(':') {
+                Some(("file", a)) => a.split_once(':').map(|(d, _)| d)?,
+                Some(("uri" | "root", d)) => d,
+                _ => return None,
+            };
+            let listed = self.catalog().ok()?.first(dir).is_some();
+            if !listed {
+                return Some(dir.to_string());
+            }
+            rest = &after[end + 1..];
+        }
+        None
+    }
+
+    /// [`Prober::resolve`], with the skill of fixture folder `as_.0`
+    /// taken to have the root `as_.1` (a URI it could have, when it is
+    /// not listed).
+    fn resolve_as(&mut self, t: &str, as_: Option<(&str, &str)>) -> Result<String, String> {
         let mut out = String::new();
         let mut rest = t;
         while let Some(at) = rest.find("${") {
@@ -778,14 +909,14 @@ impl<'a> Prober<'a> {
                 .find('}')
                 .ok_or_else(|| format!("{t:?}: a template is not closed"))?;
             let inner = &after[..end];
-            out.push_str(&self.template(inner)?);
+            out.push_str(&self.template(inner, as_)?);
             rest = &after[end + 1..];
         }
         out.push_str(rest);
         Ok(out)
     }
 
-    fn template(&mut self, inner: &str) -> Result<String, String> {
+    fn template(&mut self, inner: &str, as_: Option<(&str, &str)>) -> Result<String, String> {
         let (kind, arg) = inner
             .split_once(':')
             .ok_or_else(|| format!("${{{inner}}} is not a template"))?;
@@ -806,6 +937,15 @@ impl<'a> Prober<'a> {
                 ));
             }
         };
+        if let Some((d, root)) = as_
+            && d == dir
+        {
+            return Ok(match (kind, file) {
+                ("uri", _) => format!("{root}/{SKILL_MD}"),
+                (_, Some(f)) => mapped_uri(root, f),
+                _ => root.to_string(),
+            });
+        }
         let l = cat.first(dir).ok_or_else(|| {
             format!("the skill {dir} is not listed, so ${{{inner}}} has no value")
         })?;
