@@ -448,3 +448,24 @@ fn skills_a_skill_of_the_servers_own_is_set_apart() {
         Vec::<String>::new()
     );
 }
+
+/// Issue 45 review: a reply under an id of another JSON type than the
+/// request's (`"1000004"`) answers nothing the runner asked, so the case
+/// fails — and the report says why, naming the stray reply, rather than
+/// only that none came.
+#[test]
+fn skills_a_reply_under_another_id_type_is_named_in_the_failure() {
+    let server = format!("python3 {SKILLS_VARIANT_PROXY} --variant=rob=strid {SERVER}");
+    let out = Command::new(common::runner())
+        .args(["--profile", "skills", "--server", &server])
+        .args(["--only", "SKL-011", "--format", "json", "--jobs", "2"])
+        .output()
+        .expect("the runner runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(
+            "no reply to `skills/get` within 20 s; the server sent 1 reply under an id the runner never used"
+        ),
+        "{text}"
+    );
+}

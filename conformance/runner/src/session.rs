@@ -170,6 +170,19 @@ impl Server {
         Some(v)
     }
 
+    /// What a wait that timed out may owe to the server: replies under ids
+    /// the runner never sent (a string, `1.0`, `null`), which it keeps
+    /// as strays; said so a report names the real fault.
+    pub fn strays_note(&self) -> Option<String> {
+        let last = self.strays.back()?;
+        Some(format!(
+            "; the server sent {} repl{} under an id the runner never used (the last: {})",
+            self.strays.len(),
+            if self.strays.len() == 1 { "y" } else { "ies" },
+            clip(&last.to_string(), 200)
+        ))
+    }
+
     /// Waits for the next reply that answers none of the runner's requests.
     pub fn wait_stray(&mut self, timeout: Instant, deadline: Instant) -> Result<Value, WaitError> {
         loop {

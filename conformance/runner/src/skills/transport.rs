@@ -66,20 +66,21 @@ impl Transport for Stdio {
         let (id, sent) = self.server.send_request(method, params).map_err(Broken)?;
         self.last = Some(sent);
         let timeout = Instant::now() + REQUEST_TIMEOUT;
-        self.server
-            .wait_reply(id, timeout, self.deadline)
-            .map_err(|e| {
-                Broken(match e {
-                    WaitError::Timeout => format!(
-                        "no reply to `{method}` within {} s",
-                        REQUEST_TIMEOUT.as_secs()
-                    ),
-                    WaitError::Deadline => {
-                        format!("the case ran past its deadline waiting for `{method}`")
-                    }
-                    WaitError::Broken(m) => format!("{m} (waiting for the reply to `{method}`)"),
-                })
+        let got = self.server.wait_reply(id, timeout, self.deadline);
+        let strays = self.server.strays_note();
+        got.map_err(|e| {
+            Broken(match e {
+                WaitError::Timeout => format!(
+                    "no reply to `{method}` within {} s{}",
+                    REQUEST_TIMEOUT.as_secs(),
+                    strays.unwrap_or_default()
+                ),
+                WaitError::Deadline => {
+                    format!("the case ran past its deadline waiting for `{method}`")
+                }
+                WaitError::Broken(m) => format!("{m} (waiting for the reply to `{method}`)"),
             })
+        })
     }
 
     fn notify(&mut self, method: &str, params: Option<&Value>) -> Result<(), Broken> {
