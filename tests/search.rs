@@ -802,3 +802,67 @@ fn a_model_directory_written_with_a_tilde_says_it_does_not_exist() {
         said[0]
     );
 }
+
+/// SEARCH-005 (issue 44 §5): a table that cannot rank by meaning — a NaN
+/// or an infinity in any row, or more than 5% of its rows all zero —
+/// loads with no complaint in the library and silently ranks nothing (one
+/// NaN row made "automobile" rank `fruit` first). It is a `problems` entry
+/// naming the file and how many rows are bad, and words still rank.
+#[test]
+fn a_table_of_nan_infinities_or_zeros_is_refused_naming_its_bad_rows() {
+    let root = catalog();
+    let with = |row: usize, v: [f32; 2]| -> Vec<(&'static str, [f32; 2])> {
+        let mut w = WORDS.to_vec();
+        w[row].1 = v;
+        w
+    };
+    let mut zeros = WORDS.to_vec();
+    zeros[1].1 = [0.0, 0.0];
+    type Words = Vec<(&'static str, [f32; 2])>;
+    let cases: Vec<(Words, &str)> = vec![
+        (
+            with(3, [f32::NAN, 0.5]),
+            "1 of its 9 rows hold a value that is not a finite number",
+        ),
+        (
+            with(6, [0.0, f32::INFINITY]),
+            "1 of its 9 rows hold a value that is not a finite number",
+        ),
+        // One zero row of nine is 11%, over the 5% a table may have.
+        (zeros, "1 of its 9 rows are all zero, more than 5%"),
+    ];
+    for (words, why) in &cases {
+        let model = tempfile::tempdir().unwrap();
+        tiny_model(model.path(), words, words.len() + 1);
+        let mut s = start(
+            root.path(),
+            &[("SKILL_MCP_EMBEDDINGS", model.path().to_str().unwrap())],
+        );
+        let all = s.tool("skill_list", json!({}));
+        let said = embedding_problems(&all);
+        assert_eq!(said.len(), 1, "{all}");
+        assert!(
+            said[0].contains(why)
+                && said[0].contains("model.safetensors")
+                && said[0].contains("SEARCH-005")
+                && said[0].contains("words alone"),
+            "{}",
+            said[0]
+        );
+        // Words alone rank, and meaning adds nothing: "keynote" is in no
+        // skill's text.
+        let (hits, page) = query(&mut s, json!({"query": "expression counts"}));
+        assert_eq!(hits, ["rna-seq"], "{page}");
+        let (hits, page) = query(&mut s, json!({"query": "keynote"}));
+        assert!(hits.is_empty(), "{page}");
+    }
+    // The same words with finite rows and none zero: no problem.
+    let model = tempfile::tempdir().unwrap();
+    tiny_model(model.path(), WORDS, WORDS.len() + 1);
+    let mut s = start(
+        root.path(),
+        &[("SKILL_MCP_EMBEDDINGS", model.path().to_str().unwrap())],
+    );
+    let all = s.tool("skill_list", json!({}));
+    assert!(embedding_problems(&all).is_empty(), "{all}");
+}
