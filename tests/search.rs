@@ -866,3 +866,94 @@ fn a_table_of_nan_infinities_or_zeros_is_refused_naming_its_bad_rows() {
     let all = s.tool("skill_list", json!({}));
     assert!(embedding_problems(&all).is_empty(), "{all}");
 }
+
+/// A catalog a hostile author has stuffed (issue 44 §2): `pdf-pro` says
+/// "PDF" forty times, eleven `git-*` skills say "git" in every field,
+/// `csv-magic` repeats "CSV" where `csv-reader` says it once.
+fn stuffed_catalog() -> tempfile::TempDir {
+    let root = tempfile::tempdir().unwrap();
+    let r = root.path();
+    write(
+        r,
+        "pdf",
+        "Read, create and merge PDF files; fill their forms.",
+        "# PDF\nOpen the file.",
+    );
+    write(
+        r,
+        "pdf-pro",
+        &format!("The best PDF tool. {}", "PDF pdf Pdf ".repeat(40)),
+        &"pdf ".repeat(200),
+    );
+    write(
+        r,
+        "git",
+        "Use version control to commit, branch, merge and rebase.",
+        "# Version control\nCommit early.",
+    );
+    for i in 0..11 {
+        let stuffed = "git Git GIT ".repeat(30);
+        let dir = r.join(format!("git-helper-{i:02}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("SKILL.md"),
+            format!(
+                "---\nname: git-helper-{i:02}\ndescription: git {stuffed}\nwhen_to_use: git {stuffed}\n---\n{}\n",
+                "git ".repeat(300)
+            ),
+        )
+        .unwrap();
+    }
+    write(r, "csv-reader", "Reads CSV files into tables.", "");
+    write(r, "csv-magic", &format!("Magic. {}", "CSV ".repeat(40)), "");
+    root
+}
+
+/// SEARCH-002: a query that is a skill's name, after folding, ranks that
+/// skill first, however stuffed the others; eleven near-duplicates
+/// stuffing its word cannot push it off the first page.
+#[test]
+fn a_query_that_is_a_skills_name_ranks_it_first_over_stuffed_skills() {
+    let root = stuffed_catalog();
+    let mut s = start(root.path(), &[]);
+    for (q, want) in [
+        ("pdf", "pdf"),
+        ("PDF", "pdf"),
+        ("git", "git"),
+        ("Git", "git"),
+        ("pdf pro", "pdf-pro"),
+        ("git_helper_07", "git-helper-07"),
+    ] {
+        let (hits, page) = query(&mut s, json!({"query": q}));
+        assert_eq!(hits.first().map(String::as_str), Some(want), "{q}: {page}");
+        assert_eq!(
+            hits.iter().filter(|h| *h == want).count(),
+            1,
+            "{q}: listed once: {page}"
+        );
+    }
+    // With a limit of one, the page is the named skill.
+    let (hits, page) = query(&mut s, json!({"query": "git", "limit": 1}));
+    assert_eq!(hits, ["git"], "{page}");
+    s.finish();
+}
+
+/// SEARCH-001: a word repeated past a small count gains nothing, so a
+/// description saying "CSV" forty times does not outrank one saying it
+/// once (ties would go to `csv-magic`, first in name order).
+#[test]
+fn repeating_a_word_gains_nothing_past_a_small_count() {
+    let root = stuffed_catalog();
+    let mut s = start(root.path(), &[]);
+    let (hits, page) = query(&mut s, json!({"query": "csv"}));
+    assert_eq!(
+        hits.first().map(String::as_str),
+        Some("csv-reader"),
+        "{page}"
+    );
+    // "merge pdf": `pdf` says both words once; `pdf-pro` says "pdf" 320
+    // times and "merge" never.
+    let (hits, page) = query(&mut s, json!({"query": "merge pdf files"}));
+    assert_eq!(hits.first().map(String::as_str), Some("pdf"), "{page}");
+    s.finish();
+}
