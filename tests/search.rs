@@ -957,3 +957,39 @@ fn repeating_a_word_gains_nothing_past_a_small_count() {
     assert_eq!(hits.first().map(String::as_str), Some("pdf"), "{page}");
     s.finish();
 }
+
+/// SEARCH-004 (issue 44 §4): a query word of four letters or more also
+/// matches the longer words it begins, below an exact match; a shorter
+/// one does not.
+#[test]
+fn a_query_word_finds_the_longer_words_it_begins_below_an_exact_match() {
+    let root = tempfile::tempdir().unwrap();
+    let r = root.path();
+    write(
+        r,
+        "postgresql",
+        "Design PostgreSQL schemas and indexes.",
+        "",
+    );
+    write(r, "pg-tuning", "Tune postgres settings for speed.", "");
+    write(r, "sqlite", "Embed a SQLite database file.", "");
+    write(r, "mail", "Sends mail.", "");
+    let mut s = start(r, &[]);
+    // "postgres" is a prefix of "postgresql": found, after the skill
+    // saying "postgres" itself.
+    let (hits, page) = query(&mut s, json!({"query": "postgres"}));
+    assert_eq!(hits, ["pg-tuning", "postgresql"], "{page}");
+    let (hits, page) = query(&mut s, json!({"query": "make my postgres schemas faster"}));
+    assert_eq!(
+        hits.first().map(String::as_str),
+        Some("postgresql"),
+        "{page}"
+    );
+    // Three letters begin too many words: "sql" is not "sqlite".
+    let (hits, page) = query(&mut s, json!({"query": "sql"}));
+    assert!(hits.is_empty(), "{page}");
+    // A whole word still matches only itself and its stem's forms.
+    let (hits, page) = query(&mut s, json!({"query": "sqlite"}));
+    assert_eq!(hits, ["sqlite"], "{page}");
+    s.finish();
+}
