@@ -993,3 +993,36 @@ fn a_query_word_finds_the_longer_words_it_begins_below_an_exact_match() {
     assert_eq!(hits, ["sqlite"], "{page}");
     s.finish();
 }
+
+/// SEARCH-003 (issue 44 §3): Chinese and Japanese are written without
+/// spaces, so a whole run of their letters was one term and a word typed
+/// from it found nothing. Runs of those scripts are cut into character
+/// bigrams, in skills and queries alike.
+#[test]
+fn a_word_typed_in_chinese_or_japanese_finds_the_skill_whose_description_holds_it() {
+    let root = tempfile::tempdir().unwrap();
+    let r = root.path();
+    write(r, "pdf-zh", "从PDF文件中提取表格和文本。", "");
+    write(r, "summary-zh", "为长篇文档生成摘要。", "");
+    write(r, "pdf-ja", "PDFからテキストを抽出します。", "");
+    write(r, "summary-ja", "長い文書を要約します。", "");
+    write(r, "mail", "Sends mail.", "");
+    let mut s = start(r, &[]);
+    for (q, want) in [
+        ("提取", "pdf-zh"),
+        ("表格", "pdf-zh"),
+        ("摘要", "summary-zh"),
+        ("抽出", "pdf-ja"),
+        ("要約", "summary-ja"),
+        ("提取表格", "pdf-zh"),
+        ("テキストを抽出", "pdf-ja"),
+    ] {
+        let (hits, page) = query(&mut s, json!({"query": q}));
+        assert_eq!(hits.first().map(String::as_str), Some(want), "{q}: {page}");
+    }
+    // Latin beside them is as before: "pdf" is a word of its own.
+    let (mut hits, page) = query(&mut s, json!({"query": "pdf"}));
+    hits.sort();
+    assert_eq!(hits, ["pdf-ja", "pdf-zh"], "{page}");
+    s.finish();
+}

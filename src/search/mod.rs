@@ -6,7 +6,9 @@
 //! count saturates per field and per skill (SEARCH-001), and a query that
 //! is a skill's name ranks that skill first (SEARCH-002). A query word of
 //! four letters or more also finds the longer words it begins, at a lower
-//! weight (SEARCH-004): "postgres" finds "postgresql".
+//! weight (SEARCH-004): "postgres" finds "postgresql". Scripts written
+//! without spaces (Han, kana, Hangul, Thai …) are cut into character
+//! bigrams (SEARCH-003), so a word typed from a description finds it.
 //!
 //! Why BM25F and not the substring count it replaces: measured on real
 //! catalogs (issue 27), counting substrings let "the" match a third of all
@@ -269,9 +271,10 @@ pub fn is_stop_word(word: &str) -> bool {
 /// `word` case- and Unicode-folded: lowercased, compatibility-decomposed
 /// and stripped of the combining diacritics (U+0300..U+036F) that
 /// decomposition splits off Latin, Greek and Cyrillic letters, so "Café",
-/// "CAFE" and "café" are one word. Other marks (an Indic vowel sign, say)
-/// are part of their word and stay. ASCII (nearly every word) takes the
-/// byte path.
+/// "CAFE" and "café" are one word; then composed again (NFC), so a Hangul
+/// syllable or a kana with its voicing mark is one character, as typed.
+/// Other marks (an Indic vowel sign, say) are part of their word and stay.
+/// ASCII (nearly every word) takes the byte path.
 pub(crate) fn fold(word: &str) -> String {
     if word.is_ascii() {
         return word.to_ascii_lowercase();
@@ -279,17 +282,90 @@ pub(crate) fn fold(word: &str) -> String {
     word.nfkd()
         .filter(|c| !('\u{300}'..='\u{36f}').contains(c))
         .flat_map(char::to_lowercase)
+        .nfc()
         .collect()
 }
 
-/// The words of a text: its maximal runs of letters and digits (so a name
-/// splits at `-` and `_`), folded; a run that folds to nothing (only
-/// diacritics) is no word.
+/// True for a letter of a script written without spaces between words
+/// (SEARCH-003): Han, Hiragana, Katakana, Hangul, Thai, Lao, Myanmar and
+/// Khmer. A run of them is cut into character bigrams.
+pub(crate) fn unspaced(c: char) -> bool {
+    matches!(u32::from(c),
+        0x2E80..=0x2FDF // CJK and Kangxi radicals
+        | 0x3005..=0x3007 | 0x3021..=0x3029 | 0x3038..=0x303B // 々 〆 〇, Hangzhou numerals
+        | 0x3040..=0x30FF // Hiragana, Katakana
+        | 0x3130..=0x318F // Hangul compatibility jamo
+        | 0x31F0..=0x31FF // Katakana extensions
+        | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF // Han
+        | 0x20000..=0x3134F // Han, supplementary planes
+        | 0x1100..=0x11FF | 0xA960..=0xA97F | 0xAC00..=0xD7FF // Hangul
+        | 0xFF66..=0xFF9F // half-width Katakana
+        | 0x0E00..=0x0EFF // Thai, Lao
+        | 0x1000..=0x109F // Myanmar
+        | 0x1780..=0x17FF // Khmer
+    )
+}
+
+/// A folded word's terms (SEARCH-003): itself, or, when it holds letters
+/// of [`unspaced`] scripts, each run of those cut into its overlapping
+/// character bigrams (a run of one letter is itself), and each run of
+/// other letters whole, in order. A combining mark stays with the letter
+/// before it.
+fn segment(word: String) -> Segments {
+    if word.is_ascii() || !word.chars().any(unspaced) {
+        return Segments::One(Some(word));
+    }
+    let mut out: Vec<String> = Vec::new();
+    // Runs of (unspaced?, characters).
+    let mut runs: Vec<(bool, Vec<char>)> = Vec::new();
+    for c in word.chars() {
+        let class = match runs.last() {
+            Some(&(u, _)) if unicode_normalization::char::is_combining_mark(c) => u,
+            _ => unspaced(c),
+        };
+        match runs.last_mut() {
+            Some((u, chars)) if *u == class => chars.push(c),
+            _ => runs.push((class, vec![c])),
+        }
+    }
+    for (u, chars) in runs {
+        if !u || chars.len() == 1 {
+            out.push(chars.into_iter().collect());
+        } else {
+            out.extend(chars.windows(2).map(|w| w.iter().collect::<String>()));
+        }
+    }
+    Segments::Many(out.into_iter())
+}
+
+/// [`segment`]'s terms: one word (nearly always), or several.
+enum Segments {
+    One(Option<String>),
+    Many(std::vec::IntoIter<String>),
+}
+
+impl Iterator for Segments {
+    type Item = String;
+    fn next(&mut self) -> Option<String> {
+        match self {
+            Segments::One(w) => w.take(),
+            Segments::Many(it) => it.next(),
+        }
+    }
+}
+
+/// The words of a text: its maximal runs of letters, digits and combining
+/// marks (so a name splits at `-` and `_`), folded; a run that folds to
+/// nothing (only diacritics) is no word. A run in a script written without
+/// spaces is cut into bigrams (SEARCH-003).
 pub(crate) fn words(text: &str) -> impl Iterator<Item = String> + '_ {
-    text.split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(fold)
-        .filter(|w| !w.is_empty())
+    text.split(|c: char| {
+        !(c.is_alphanumeric() || unicode_normalization::char::is_combining_mark(c))
+    })
+    .filter(|w| !w.is_empty())
+    .map(fold)
+    .filter(|w| !w.is_empty())
+    .flat_map(segment)
 }
 
 /// Turns text into the terms the index holds: its words less stop words,
@@ -805,6 +881,30 @@ mod tests {
         assert_eq!(p.longer("postgr").collect::<Vec<_>>(), [1]);
         assert_eq!(p.longer("postgresql").count(), 0);
         assert_eq!(p.longer("zzzz").count(), 0);
+    }
+
+    #[test]
+    fn unspaced_scripts_are_cut_into_bigrams_and_latin_is_not() {
+        let w: Vec<String> = words("PDFから表格を抽出 摘要").collect();
+        assert_eq!(
+            w,
+            [
+                "pdf", "から", "ら表", "表格", "格を", "を抽", "抽出", "摘要"
+            ]
+        );
+        // One letter alone is itself; Hangul composes back to syllables;
+        // half-width katakana folds to full width.
+        let w: Vec<String> = words("表 데이터추출 ﾃｰﾌﾞﾙ").collect();
+        assert_eq!(
+            w,
+            ["表", "데이", "이터", "터추", "추출", "テー", "ーブ", "ブル"]
+        );
+        // Thai keeps its marks on their letters.
+        let w: Vec<String> = words("ไม่").collect();
+        assert_eq!(w, ["ไม", "ม่"]);
+        // Latin, decomposed or not, is as before.
+        let w: Vec<String> = words("Cafe\u{301} café naïve").collect();
+        assert_eq!(w, ["cafe", "cafe", "naive"]);
     }
 
     proptest::proptest! {
