@@ -447,40 +447,57 @@ pub(crate) struct Index {
     prefixes: Prefixes,
 }
 
-/// The index's terms longer than [`PREFIX_MIN_CHARS`] letters, sorted,
-/// each with its term id (SEARCH-004): one string and one array, so a
-/// prefix's terms are a binary search and a walk.
+/// The index's terms longer than [`PREFIX_MIN_CHARS`] letters, each with
+/// its term id, sorted (SEARCH-004): one string of their text, in the order
+/// they were met, and one array, so a prefix's terms are a binary search
+/// and a walk.
 #[derive(Debug, Default)]
 struct Prefixes {
     text: String,
-    /// Where each term starts in `text`, and its id; sorted by term.
-    terms: Vec<(u32, u32)>,
+    /// Each term's start and length in `text`, and its id; sorted by term.
+    terms: Vec<(u32, u32, u32)>,
+}
+
+/// [`Prefixes`] as the build collects them: each long term once, as met.
+#[derive(Default)]
+struct Vocabulary {
+    text: String,
+    spans: Vec<(u32, u32, u64)>,
+}
+
+impl Vocabulary {
+    fn add(&mut self, term: &str, k: u64) {
+        let (Ok(start), Ok(len)) = (u32::try_from(self.text.len()), u32::try_from(term.len()))
+        else {
+            return;
+        };
+        self.text.push_str(term);
+        self.spans.push((start, len, k));
+    }
 }
 
 impl Prefixes {
-    fn new(mut vocabulary: Vec<String>, ids: &HashMap<u64, u32>) -> Prefixes {
-        vocabulary.sort_unstable();
-        vocabulary.dedup();
-        let mut p = Prefixes::default();
-        for term in vocabulary {
-            let (Some(&id), Ok(start)) = (ids.get(&key(&term)), u32::try_from(p.text.len())) else {
-                continue;
-            };
-            p.terms.push((start, id));
-            p.text.push_str(&term);
-        }
-        p.text.shrink_to_fit();
-        p.terms.shrink_to_fit();
-        p
+    fn new(v: Vocabulary, ids: &HashMap<u64, u32>) -> Prefixes {
+        let Vocabulary { mut text, spans } = v;
+        text.shrink_to_fit();
+        let mut terms: Vec<(u32, u32, u32)> = spans
+            .into_iter()
+            .filter_map(|(start, len, k)| ids.get(&k).map(|&id| (start, len, id)))
+            .collect();
+        let at = |&(start, len, _): &(u32, u32, u32)| {
+            text.get(start as usize..(start as usize + len as usize))
+                .unwrap_or("")
+        };
+        terms.sort_unstable_by(|a, b| at(a).cmp(at(b)));
+        terms.shrink_to_fit();
+        Prefixes { text, terms }
     }
 
     fn term(&self, i: usize) -> &str {
-        let start = self.terms[i].0 as usize;
-        let end = self
-            .terms
-            .get(i + 1)
-            .map_or(self.text.len(), |&(s, _)| s as usize);
-        self.text.get(start..end).unwrap_or("")
+        let (start, len, _) = self.terms[i];
+        self.text
+            .get(start as usize..start as usize + len as usize)
+            .unwrap_or("")
     }
 
     /// The ids of the terms `prefix` begins and that are longer than it.
@@ -496,7 +513,7 @@ impl Prefixes {
             }
         }
         (lo..self.terms.len())
-            .map(move |i| (self.term(i), self.terms[i].1))
+            .map(move |i| (self.term(i), self.terms[i].2))
             .take_while(move |(t, _)| t.starts_with(prefix))
             .filter(move |(t, _)| t.len() > prefix.len())
             .map(|(_, id)| id)
@@ -613,7 +630,12 @@ impl Worker {
             }
         }
         counts.shrink_to_fit();
-        (counts, lens, std::mem::take(&mut self.long))
+        // Two words of one skill can share a stem ("presenting",
+        // "presentation"): its long terms are reported once each.
+        let mut long = std::mem::take(&mut self.long);
+        long.sort_unstable();
+        long.dedup();
+        (counts, lens, long)
     }
 }
 
@@ -632,14 +654,21 @@ impl Index {
         let mut flat: Vec<(u32, Posting)> = Vec::new();
         let mut lens = Vec::with_capacity(skills.len());
         let mut sums = [0f64; FIELDS];
-        let mut vocabulary: Vec<String> = Vec::new();
+        let mut vocabulary = Vocabulary::default();
         for chunk in skills.chunks(BUILD_CHUNK) {
             let docs: Vec<DocTerms> = chunk
                 .par_iter()
                 .map_init(Worker::default, |w, s| w.analyze(s, &body_prefix(s)))
                 .collect();
             for (terms, len, long) in docs {
-                vocabulary.extend(long);
+                // A long term not yet in the index is met for the first
+                // time: its text joins the vocabulary, once.
+                for term in long {
+                    let k = key(&term);
+                    if !ids.contains_key(&k) {
+                        vocabulary.add(&term, k);
+                    }
+                }
                 let doc = lens.len() as u32;
                 for (k, tf) in terms {
                     let next = ids.len() as u32;
@@ -869,12 +898,14 @@ mod tests {
             .enumerate()
             .map(|(i, t)| (key(t), i as u32))
             .collect();
-        let long: Vec<String> = terms
+        let mut v = Vocabulary::default();
+        for t in terms
             .iter()
             .filter(|t| t.chars().count() > PREFIX_MIN_CHARS)
-            .map(|t| (*t).to_owned())
-            .collect();
-        let p = Prefixes::new(long, &ids);
+        {
+            v.add(t, key(t));
+        }
+        let p = Prefixes::new(v, &ids);
         let mut found: Vec<u32> = p.longer("post").collect();
         found.sort_unstable();
         assert_eq!(found, [0, 1, 4]);
