@@ -802,3 +802,227 @@ fn a_model_directory_written_with_a_tilde_says_it_does_not_exist() {
         said[0]
     );
 }
+
+/// SEARCH-005 (issue 44 §5): a table that cannot rank by meaning — a NaN
+/// or an infinity in any row, or more than 5% of its rows all zero —
+/// loads with no complaint in the library and silently ranks nothing (one
+/// NaN row made "automobile" rank `fruit` first). It is a `problems` entry
+/// naming the file and how many rows are bad, and words still rank.
+#[test]
+fn a_table_of_nan_infinities_or_zeros_is_refused_naming_its_bad_rows() {
+    let root = catalog();
+    let with = |row: usize, v: [f32; 2]| -> Vec<(&'static str, [f32; 2])> {
+        let mut w = WORDS.to_vec();
+        w[row].1 = v;
+        w
+    };
+    let mut zeros = WORDS.to_vec();
+    zeros[1].1 = [0.0, 0.0];
+    type Words = Vec<(&'static str, [f32; 2])>;
+    let cases: Vec<(Words, &str)> = vec![
+        (
+            with(3, [f32::NAN, 0.5]),
+            "1 of its 9 rows hold a value that is not a finite number",
+        ),
+        (
+            with(6, [0.0, f32::INFINITY]),
+            "1 of its 9 rows hold a value that is not a finite number",
+        ),
+        // One zero row of nine is 11%, over the 5% a table may have.
+        (zeros, "1 of its 9 rows are all zero, more than 5%"),
+    ];
+    for (words, why) in &cases {
+        let model = tempfile::tempdir().unwrap();
+        tiny_model(model.path(), words, words.len() + 1);
+        let mut s = start(
+            root.path(),
+            &[("SKILL_MCP_EMBEDDINGS", model.path().to_str().unwrap())],
+        );
+        let all = s.tool("skill_list", json!({}));
+        let said = embedding_problems(&all);
+        assert_eq!(said.len(), 1, "{all}");
+        assert!(
+            said[0].contains(why)
+                && said[0].contains("model.safetensors")
+                && said[0].contains("SEARCH-005")
+                && said[0].contains("words alone"),
+            "{}",
+            said[0]
+        );
+        // Words alone rank, and meaning adds nothing: "keynote" is in no
+        // skill's text.
+        let (hits, page) = query(&mut s, json!({"query": "expression counts"}));
+        assert_eq!(hits, ["rna-seq"], "{page}");
+        let (hits, page) = query(&mut s, json!({"query": "keynote"}));
+        assert!(hits.is_empty(), "{page}");
+    }
+    // The same words with finite rows and none zero: no problem.
+    let model = tempfile::tempdir().unwrap();
+    tiny_model(model.path(), WORDS, WORDS.len() + 1);
+    let mut s = start(
+        root.path(),
+        &[("SKILL_MCP_EMBEDDINGS", model.path().to_str().unwrap())],
+    );
+    let all = s.tool("skill_list", json!({}));
+    assert!(embedding_problems(&all).is_empty(), "{all}");
+}
+
+/// A catalog a hostile author has stuffed (issue 44 §2): `pdf-pro` says
+/// "PDF" forty times, eleven `git-*` skills say "git" in every field,
+/// `csv-magic` repeats "CSV" where `csv-reader` says it once.
+fn stuffed_catalog() -> tempfile::TempDir {
+    let root = tempfile::tempdir().unwrap();
+    let r = root.path();
+    write(
+        r,
+        "pdf",
+        "Read, create and merge PDF files; fill their forms.",
+        "# PDF\nOpen the file.",
+    );
+    write(
+        r,
+        "pdf-pro",
+        &format!("The best PDF tool. {}", "PDF pdf Pdf ".repeat(40)),
+        &"pdf ".repeat(200),
+    );
+    write(
+        r,
+        "git",
+        "Use version control to commit, branch, merge and rebase.",
+        "# Version control\nCommit early.",
+    );
+    for i in 0..11 {
+        let stuffed = "git Git GIT ".repeat(30);
+        let dir = r.join(format!("git-helper-{i:02}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("SKILL.md"),
+            format!(
+                "---\nname: git-helper-{i:02}\ndescription: git {stuffed}\nwhen_to_use: git {stuffed}\n---\n{}\n",
+                "git ".repeat(300)
+            ),
+        )
+        .unwrap();
+    }
+    write(r, "csv-reader", "Reads CSV files into tables.", "");
+    write(r, "csv-magic", &format!("Magic. {}", "CSV ".repeat(40)), "");
+    root
+}
+
+/// SEARCH-002: a query that is a skill's name, after folding, ranks that
+/// skill first, however stuffed the others; eleven near-duplicates
+/// stuffing its word cannot push it off the first page.
+#[test]
+fn a_query_that_is_a_skills_name_ranks_it_first_over_stuffed_skills() {
+    let root = stuffed_catalog();
+    let mut s = start(root.path(), &[]);
+    for (q, want) in [
+        ("pdf", "pdf"),
+        ("PDF", "pdf"),
+        ("git", "git"),
+        ("Git", "git"),
+        ("pdf pro", "pdf-pro"),
+        ("git_helper_07", "git-helper-07"),
+    ] {
+        let (hits, page) = query(&mut s, json!({"query": q}));
+        assert_eq!(hits.first().map(String::as_str), Some(want), "{q}: {page}");
+        assert_eq!(
+            hits.iter().filter(|h| *h == want).count(),
+            1,
+            "{q}: listed once: {page}"
+        );
+    }
+    // With a limit of one, the page is the named skill.
+    let (hits, page) = query(&mut s, json!({"query": "git", "limit": 1}));
+    assert_eq!(hits, ["git"], "{page}");
+    s.finish();
+}
+
+/// SEARCH-001: a word repeated past a small count gains nothing, so a
+/// description saying "CSV" forty times does not outrank one saying it
+/// once (ties would go to `csv-magic`, first in name order).
+#[test]
+fn repeating_a_word_gains_nothing_past_a_small_count() {
+    let root = stuffed_catalog();
+    let mut s = start(root.path(), &[]);
+    let (hits, page) = query(&mut s, json!({"query": "csv"}));
+    assert_eq!(
+        hits.first().map(String::as_str),
+        Some("csv-reader"),
+        "{page}"
+    );
+    // "merge pdf": `pdf` says both words once; `pdf-pro` says "pdf" 320
+    // times and "merge" never.
+    let (hits, page) = query(&mut s, json!({"query": "merge pdf files"}));
+    assert_eq!(hits.first().map(String::as_str), Some("pdf"), "{page}");
+    s.finish();
+}
+
+/// SEARCH-004 (issue 44 §4): a query word of four letters or more also
+/// matches the longer words it begins, below an exact match; a shorter
+/// one does not.
+#[test]
+fn a_query_word_finds_the_longer_words_it_begins_below_an_exact_match() {
+    let root = tempfile::tempdir().unwrap();
+    let r = root.path();
+    write(
+        r,
+        "postgresql",
+        "Design PostgreSQL schemas and indexes.",
+        "",
+    );
+    write(r, "pg-tuning", "Tune postgres settings for speed.", "");
+    write(r, "sqlite", "Embed a SQLite database file.", "");
+    write(r, "mail", "Sends mail.", "");
+    let mut s = start(r, &[]);
+    // "postgres" is a prefix of "postgresql": found, after the skill
+    // saying "postgres" itself.
+    let (hits, page) = query(&mut s, json!({"query": "postgres"}));
+    assert_eq!(hits, ["pg-tuning", "postgresql"], "{page}");
+    let (hits, page) = query(&mut s, json!({"query": "make my postgres schemas faster"}));
+    assert_eq!(
+        hits.first().map(String::as_str),
+        Some("postgresql"),
+        "{page}"
+    );
+    // Three letters begin too many words: "sql" is not "sqlite".
+    let (hits, page) = query(&mut s, json!({"query": "sql"}));
+    assert!(hits.is_empty(), "{page}");
+    // A whole word still matches only itself and its stem's forms.
+    let (hits, page) = query(&mut s, json!({"query": "sqlite"}));
+    assert_eq!(hits, ["sqlite"], "{page}");
+    s.finish();
+}
+
+/// SEARCH-003 (issue 44 §3): Chinese and Japanese are written without
+/// spaces, so a whole run of their letters was one term and a word typed
+/// from it found nothing. Runs of those scripts are cut into character
+/// bigrams, in skills and queries alike.
+#[test]
+fn a_word_typed_in_chinese_or_japanese_finds_the_skill_whose_description_holds_it() {
+    let root = tempfile::tempdir().unwrap();
+    let r = root.path();
+    write(r, "pdf-zh", "从PDF文件中提取表格和文本。", "");
+    write(r, "summary-zh", "为长篇文档生成摘要。", "");
+    write(r, "pdf-ja", "PDFからテキストを抽出します。", "");
+    write(r, "summary-ja", "長い文書を要約します。", "");
+    write(r, "mail", "Sends mail.", "");
+    let mut s = start(r, &[]);
+    for (q, want) in [
+        ("提取", "pdf-zh"),
+        ("表格", "pdf-zh"),
+        ("摘要", "summary-zh"),
+        ("抽出", "pdf-ja"),
+        ("要約", "summary-ja"),
+        ("提取表格", "pdf-zh"),
+        ("テキストを抽出", "pdf-ja"),
+    ] {
+        let (hits, page) = query(&mut s, json!({"query": q}));
+        assert_eq!(hits.first().map(String::as_str), Some(want), "{q}: {page}");
+    }
+    // Latin beside them is as before: "pdf" is a word of its own.
+    let (mut hits, page) = query(&mut s, json!({"query": "pdf"}));
+    hits.sort();
+    assert_eq!(hits, ["pdf-ja", "pdf-zh"], "{page}");
+    s.finish();
+}

@@ -14,6 +14,8 @@
 //! ([`MAX_MODEL_FILE_BYTES`]), and a model whose tokenizer and table
 //! disagree (model2vec-rs panics on a token id past the table) is refused
 //! at load, or, failing later, drops back to words alone for that query.
+//! So is a table that loads but cannot rank (SEARCH-005): a NaN or an
+//! infinity in any row, or more than 5% of its rows all zero.
 
 use std::fs::File;
 use std::io::Read;
@@ -157,6 +159,15 @@ impl Model {
         // A tokenizer whose ids run past the table makes the library panic
         // on the first text holding such a token: refuse it here instead.
         table_covers_vocabulary(&tokenizer, &table).map_err(refused)?;
+        // A table of NaN, infinities or zeros loads and ranks nothing by
+        // meaning (one NaN row made "automobile" rank `fruit` first): it
+        // is refused here, naming its bad rows (SEARCH-005).
+        table_is_usable(&table).map_err(|why| {
+            ModelError(format!(
+                "{} cannot rank by meaning: {why} (SEARCH-005, LIST-017); query ranks by words alone",
+                dir.join(TABLE).display()
+            ))
+        })?;
         let inner = catch_unwind(AssertUnwindSafe(|| {
             StaticModel::from_bytes(tokenizer, table, config, None)
         }))
@@ -252,6 +263,97 @@ fn table_covers_vocabulary(tokenizer: &[u8], table: &[u8]) -> Result<(), String>
         return Err(format!(
             "its tokenizer gives the id {id}, which reaches row {} of a table of {rows} rows",
             row_of(id)
+        ));
+    }
+    Ok(())
+}
+
+/// The most all-zero rows a table may have, as a share of its rows
+/// (SEARCH-005): a few (padding, unused tokens) are normal; past this the
+/// table is mostly empty and averages to noise.
+pub(crate) const MAX_ZERO_ROW_SHARE: f64 = 0.05;
+
+/// A table's rows that cannot work (SEARCH-005): those holding a value
+/// that is not a finite number, and those all zero.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct BadRows {
+    rows: usize,
+    non_finite: usize,
+    zero: usize,
+}
+
+/// Counts [`BadRows`] in `data`, `cols` values a row of `width` bytes
+/// each, read by `value` as (is finite, is zero).
+fn count_bad_rows(
+    data: &[u8],
+    cols: usize,
+    width: usize,
+    value: impl Fn(&[u8]) -> (bool, bool),
+) -> BadRows {
+    let mut bad = BadRows::default();
+    let row_bytes = cols.saturating_mul(width);
+    if row_bytes == 0 {
+        return bad;
+    }
+    for row in data.chunks_exact(row_bytes) {
+        bad.rows += 1;
+        let (mut finite, mut zero) = (true, true);
+        for v in row.chunks_exact(width) {
+            let (f, z) = value(v);
+            finite &= f;
+            zero &= z;
+        }
+        bad.non_finite += usize::from(!finite);
+        bad.zero += usize::from(finite && zero);
+    }
+    bad
+}
+
+/// The `embeddings` table of `table` has no value that is not a finite
+/// number and at most [`MAX_ZERO_ROW_SHARE`] of its rows all zero
+/// (SEARCH-005); else why not, with the count of bad rows.
+fn table_is_usable(table: &[u8]) -> Result<(), String> {
+    let tensors = safetensors::SafeTensors::deserialize(table)
+        .map_err(|e| format!("it is not a safetensors file: {e}"))?;
+    let t = tensors
+        .tensor("embeddings")
+        .map_err(|_| "it holds no tensor named \"embeddings\"".to_string())?;
+    let cols = t.shape().get(1).copied().unwrap_or(0);
+    let bad = match t.dtype() {
+        safetensors::Dtype::F32 => count_bad_rows(t.data(), cols, 4, |b| {
+            let x = f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+            (x.is_finite(), x == 0.0)
+        }),
+        // IEEE half and bfloat16 by their bits: the exponent all ones is
+        // an infinity or a NaN; all bits but the sign clear is zero.
+        safetensors::Dtype::F16 => count_bad_rows(t.data(), cols, 2, |b| {
+            let x = u16::from_le_bytes([b[0], b[1]]);
+            (x & 0x7c00 != 0x7c00, x & 0x7fff == 0)
+        }),
+        safetensors::Dtype::BF16 => count_bad_rows(t.data(), cols, 2, |b| {
+            let x = u16::from_le_bytes([b[0], b[1]]);
+            (x & 0x7f80 != 0x7f80, x & 0x7fff == 0)
+        }),
+        safetensors::Dtype::F64 => count_bad_rows(t.data(), cols, 8, |b| {
+            let x = f64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]);
+            (x.is_finite(), x == 0.0)
+        }),
+        safetensors::Dtype::I8 => count_bad_rows(t.data(), cols, 1, |b| (true, b[0] == 0)),
+        // Another type the loader refuses with its own message.
+        _ => return Ok(()),
+    };
+    if bad.non_finite > 0 {
+        return Err(format!(
+            "{} of its {} rows hold a value that is not a finite number (NaN or an infinity)",
+            bad.non_finite, bad.rows
+        ));
+    }
+    if bad.zero as f64 > MAX_ZERO_ROW_SHARE * bad.rows as f64 {
+        return Err(format!(
+            "{} of its {} rows are all zero, more than {}% of them",
+            bad.zero,
+            bad.rows,
+            MAX_ZERO_ROW_SHARE * 100.0
         ));
     }
     Ok(())

@@ -31,7 +31,9 @@ pub fn safetensors(tensors: &[Tensor]) -> Vec<u8> {
 
 /// A model2vec directory as model2vec lays it out: a word-level tokenizer
 /// giving `words[i]` the id `ids[i]` (`[UNK]` is 0), a 2-dimension table of
-/// `rows` rows (row 0 `[UNK]`, then one a word in order; fewer rows than
+/// `rows` rows (row 0 `[UNK]`, never averaged in, so any row that is not
+/// all zero — SEARCH-005 refuses a table of many zero rows — then one a
+/// word in order; fewer rows than
 /// words for a model whose tokenizer and table disagree), and `extra`
 /// tensors beside it.
 pub fn model(dir: &Path, words: &[(&str, [f32; 2])], ids: &[u64], rows: usize, extra: &[Tensor]) {
@@ -49,7 +51,7 @@ pub fn model(dir: &Path, words: &[(&str, [f32; 2])], ids: &[u64], rows: usize, e
         "model": {"type": "WordLevel", "vocab": vocab, "unk_token": "[UNK]"}
     });
     std::fs::write(dir.join("tokenizer.json"), tokenizer.to_string()).unwrap();
-    let table: Vec<[f32; 2]> = std::iter::once([0.0, 0.0])
+    let table: Vec<[f32; 2]> = std::iter::once([0.0, 0.01])
         .chain(words.iter().map(|(_, v)| *v))
         .take(rows)
         .collect();
