@@ -90,7 +90,7 @@ const TF_CAPS: [u8; FIELDS] = [FIELD_TF_CAP, FIELD_TF_CAP, FIELD_TF_CAP, BODY_TF
 /// A skill is listed only when it scores at least this share of the best
 /// skill's score (LIST-011): the rest share only a common word or two with
 /// the query and would crowd the answer.
-pub(crate) const RELATIVE_CUT: f32 = 0.25;
+pub(crate) const RELATIVE_CUT: f32 = 0.55;
 
 /// English stop words (LIST-010): the NLTK list, plus the words people put
 /// around a request to an agent ("please", "want", "need"), which say
