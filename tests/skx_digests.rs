@@ -471,6 +471,104 @@ fn every_skills_list_page_fits_the_answer_budget() {
     }
 }
 
+/// Every file of a `skills/get` or `skills/list` entry has the size and
+/// digest of its bytes on disk under `root`.
+fn assert_manifest_is_the_files(root: &Path, entry: &Value) {
+    let name = entry["frontmatter"]["name"].as_str().unwrap();
+    let files = entry["resources"]
+        .as_array()
+        .unwrap_or_else(|| panic!("a manifest: {entry}"));
+    assert!(files.len() >= 3, "{entry}");
+    for f in files {
+        let uri = f["uri"].as_str().unwrap();
+        let path = uri
+            .strip_prefix(&format!("skill://{name}/"))
+            .unwrap_or_else(|| panic!("{uri} of {name}"));
+        let bytes = fs::read(root.join(name).join(path)).unwrap();
+        assert_eq!(f["digest"], sha256(&bytes).as_str(), "{uri}");
+        assert_eq!(f["size"], bytes.len(), "{uri}");
+    }
+}
+
+/// SKX-012, SKX-015: a page's skills are hashed by every digest thread
+/// at once, the job that asked for the page helping its own helpers
+/// rather than waiting for them. Three first walks of a many-page
+/// catalog at once (more pages in flight than the pool has threads,
+/// each page job waiting for skills others hash) and sixty `skills/get`
+/// sent among them all finish: each walk lists every skill once, in
+/// name order, and every digest is its file's. A page job that waited
+/// for a helper queued behind another page job would hang here.
+#[test]
+fn concurrent_first_walks_and_gets_all_finish_with_every_digest() {
+    let root = tempfile::tempdir().unwrap();
+    let names: Vec<String> = (0..300).map(|i| format!("w{i:04}")).collect();
+    for n in &names {
+        let more = format!("{n} has more\n").repeat(200);
+        write_skill(
+            root.path(),
+            n,
+            &[
+                ("data.txt", n.as_bytes()),
+                ("sub/more.txt", more.as_bytes()),
+            ],
+        );
+    }
+    // A few entries a page: many pages, each hashed by the whole pool.
+    let mut s = start(root.path(), &[("SKILL_MCP_ANSWER_BUDGET", "6000")]);
+    const WALKS: usize = 3;
+    let mut seen: Vec<Vec<String>> = vec![Vec::new(); WALKS];
+    let mut pages = [0usize; WALKS];
+    let mut in_flight: std::collections::VecDeque<(u64, usize)> = (0..WALKS)
+        .map(|w| (s.send_request("skills/list", json!({})), w))
+        .collect();
+    let gets: Vec<(u64, &String)> = names
+        .iter()
+        .step_by(5)
+        .map(|n| {
+            let id = s.send_request(
+                "skills/get",
+                json!({"uri": format!("skill://{n}/SKILL.md")}),
+            );
+            (id, n)
+        })
+        .collect();
+    let mut kept = Vec::new();
+    // Round robin: each walk has one page in flight until it is done.
+    while let Some((id, w)) = in_flight.pop_front() {
+        let r = s
+            .reply_to(id, &mut kept, Duration::from_secs(60))
+            .unwrap_or_else(|| panic!("walk {w}: page {} got no answer", pages[w] + 1));
+        let page = r["result"]["skills"]
+            .as_array()
+            .unwrap_or_else(|| panic!("walk {w}: {r}"));
+        assert!(!page.is_empty(), "{r}");
+        for entry in page {
+            assert_manifest_is_the_files(root.path(), entry);
+            seen[w].push(entry["frontmatter"]["name"].as_str().unwrap().to_owned());
+        }
+        pages[w] += 1;
+        if let Some(c) = r["result"]["nextCursor"].as_str() {
+            in_flight.push_back((s.send_request("skills/list", json!({"cursor": c})), w));
+        }
+    }
+    for w in 0..WALKS {
+        assert_eq!(seen[w], names, "walk {w}");
+        assert!(pages[w] > 10, "walk {w}: {} pages", pages[w]);
+    }
+    for (id, n) in gets {
+        let r = s
+            .reply_to(id, &mut kept, Duration::from_secs(60))
+            .unwrap_or_else(|| panic!("skills/get of {n} got no answer"));
+        assert_eq!(
+            r["result"]["skill"]["frontmatter"]["name"],
+            n.as_str(),
+            "{r}"
+        );
+        assert_manifest_is_the_files(root.path(), &r["result"]["skill"]);
+    }
+    assert!(s.finish().success());
+}
+
 /// SKX-016: `skills/get` finds each of 300 skills by its SKILL.md URI,
 /// exactly as `skills/list` writes it, and refuses every near miss.
 #[test]

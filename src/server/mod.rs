@@ -370,12 +370,12 @@ impl ServerHandler for SkillServer {
         let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
         // Kept digests and frontmatter need only stats: answered here,
         // without the pool's hop; anything to read goes to the pool.
-        if let Some(answer) = skills::list(&served, cursor, Reach::Kept) {
+        if let Some(answer) = skills::list_kept(&served, cursor) {
             return answer;
         }
         digesting(ctx.ct.cancelled(), move |stop| {
             let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
-            skills::list(&served, cursor, Reach::Read(stop)).unwrap_or_else(unreached)
+            skills::list_read(&served, cursor, stop)
         })
         .await
         .map_err(|e| McpError::internal_error(format!("skills/list {e}"), None))?
@@ -391,7 +391,7 @@ impl ServerHandler for SkillServer {
             return answer;
         }
         digesting(ctx.ct.cancelled(), move |stop| {
-            skills::get(&served, &request.uri, Reach::Read(stop)).unwrap_or_else(unreached)
+            skills::get(&served, &request.uri, Reach::Read(stop)).unwrap_or_else(skills::unreached)
         })
         .await
         .map_err(|e| McpError::internal_error(format!("skills/get {e}"), None))?
@@ -540,21 +540,12 @@ where
     unless_cancelled(cancelled, &stop, done).await
 }
 
-/// What a Skills extension request that may read answers when it says it
-/// could not: never, since only [`Reach::Kept`] gives up.
-fn unreached<T>() -> Result<T, McpError> {
-    Err(McpError::internal_error(
-        "the Skills extension gave up on a request it could read (a bug); ask again",
-        None,
-    ))
-}
-
 /// As [`blocking`], on the digest pool (SKX-012): hashing never takes the
 /// blocking threads every read shares.
 async fn digesting<T, F>(cancelled: impl Future<Output = ()>, work: F) -> Result<T, Unfinished>
 where
     T: Send + 'static,
-    F: FnOnce(&AtomicBool) -> T + Send + 'static,
+    F: FnOnce(&Arc<AtomicBool>) -> T + Send + 'static,
 {
     let stop = Arc::new(AtomicBool::new(false));
     let flag = Arc::clone(&stop);

@@ -13,6 +13,8 @@ use rmcp::model::{
 };
 
 use serde_json::Value;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::bundle;
 use crate::catalog;
@@ -20,7 +22,7 @@ use crate::cursor;
 use crate::echo::excerpt;
 use crate::limits::{KEPT_INLINE_STATS, LIST_PAGE_SIZE, SKILLS_PAGE_SIZE};
 use crate::refusal::Refusal;
-use crate::skills_ext::{Carried, Manifest, Reach, Unservable, skill_uri};
+use crate::skills_ext::{Carried, Manifest, Reach, Take, Unservable, in_order, skill_uri};
 use crate::snapshot::Snapshot;
 use crate::uri;
 
@@ -184,68 +186,160 @@ fn read_cursor(snap: &Snapshot, cursor: Option<&str>) -> Result<usize, Refusal> 
 /// The list a `skills/list` cursor is sealed for.
 const SKILLS_LIST: &str = "skills/list";
 
-/// `skills/list` (SKX-001, SKX-015): served skills by name, each page
-/// as many whole entries as the answer budget holds (at most 100).
-/// With [`Reach::Kept`], `None` when the page has a file to read or hash,
-/// or more than [`KEPT_INLINE_STATS`] files to stat: then the pool does it.
-pub(crate) fn list(
+/// The entries of one `skills/list` page as they are added, in order,
+/// until the next would carry it past the answer budget (SKX-015).
+struct Page {
+    room: usize,
+    used: usize,
+    skills: Vec<SkxSkill>,
+}
+
+impl Page {
+    fn new(snap: &Snapshot) -> Page {
+        Page {
+            room: room(snap),
+            used: 0,
+            skills: Vec::new(),
+        }
+    }
+
+    /// Adds `entry` (`len` bytes of JSON) unless the page is full: false
+    /// then, and the page ends before it. A page is never empty.
+    fn add(&mut self, entry: SkxSkill, len: usize) -> bool {
+        let size = len + 1;
+        if !self.skills.is_empty() && self.used + size > self.room {
+            return false;
+        }
+        self.used += size;
+        self.skills.push(entry);
+        true
+    }
+
+    /// The page, with the cursor of `end`, the first skill it left out.
+    fn finish(self, snap: &Snapshot, end: usize) -> ListSkillsResult {
+        let mut r = ListSkillsResult::with_all_items(self.skills);
+        if end < snap.skills_view.served().len() {
+            r.next_cursor = Some(cursor::sealed(
+                &snap.identity().to_string(),
+                SKILLS_LIST,
+                end,
+            ));
+        }
+        r
+    }
+}
+
+/// One skill edited (or a file removed) since the scan costs only its
+/// own entry on a page, never the page (SKX-011): logged and passed over.
+fn leave_out(snap: &Snapshot, pos: usize, e: &Refusal) {
+    tracing::warn!(
+        skill = %snap.catalog.skills[snap.skills_view.served()[pos]].name,
+        "skills/list leaves this skill out: {}",
+        crate::snapshot::one_line(e.message())
+    );
+}
+
+/// `skills/list` (SKX-001, SKX-015) from what is kept: served skills by
+/// name, each page as many whole entries as the answer budget holds (at
+/// most 100). `None` when the page has a file to read or hash, or more
+/// than [`KEPT_INLINE_STATS`] files to stat: then [`list_read`] does it,
+/// on the pool.
+pub(crate) fn list_kept(
     snap: &Snapshot,
     cursor: Option<&str>,
-    reach: Reach,
 ) -> Option<Result<ListSkillsResult, McpError>> {
-    let catalog = &snap.catalog;
     let served = snap.skills_view.served();
     let start = match read_cursor(snap, cursor) {
         Ok(start) => start,
         Err(e) => return Some(Err(e.into())),
     };
-    let room = room(snap);
-    let mut used = 0;
+    let mut page = Page::new(snap);
     let mut end = start;
     let mut stats = 0;
-    let mut skills = Vec::new();
     while end < served.len() && end - start < SKILLS_PAGE_SIZE {
-        match reach {
-            // A cancelled request (SRV-009) stops at the next skill; its
-            // answer is never sent.
-            Reach::Read(stop) if stop.load(std::sync::atomic::Ordering::Relaxed) => break,
-            Reach::Kept => {
-                stats += catalog.skills[served[end]].files.len();
-                if stats > KEPT_INLINE_STATS {
-                    return None;
-                }
-            }
-            Reach::Read(_) => {}
+        stats += snap.catalog.skills[served[end]].files.len();
+        if stats > KEPT_INLINE_STATS {
+            return None;
         }
-        // One skill edited (or a file removed) since the scan costs only
-        // its own entry on this page, never the page (SKX-011).
-        match entry(snap, end, reach) {
+        match entry(snap, end, Reach::Kept) {
             Ok((entry, len)) => {
-                let size = len + 1;
-                if !skills.is_empty() && used + size > room {
+                if !page.add(entry, len) {
                     break;
                 }
-                used += size;
-                skills.push(entry);
             }
             Err(Miss::NotKept) => return None,
-            Err(Miss::Error(e)) => tracing::warn!(
-                skill = %catalog.skills[served[end]].name,
-                "skills/list leaves this skill out: {}",
-                crate::snapshot::one_line(e.message())
-            ),
+            Err(Miss::Error(e)) => leave_out(snap, end, &e),
         }
         end += 1;
     }
-    let mut r = ListSkillsResult::with_all_items(skills);
-    if end < served.len() {
-        r.next_cursor = Some(cursor::sealed(
-            &snap.identity().to_string(),
-            SKILLS_LIST,
-            end,
-        ));
+    Some(Ok(page.finish(snap, end)))
+}
+
+/// `skills/list` (SKX-001, SKX-015), reading and hashing what is not
+/// kept: on the digest pool (SKX-012), the page's skills worked through
+/// by every digest thread at once ([`in_order`]: this job and helpers it
+/// queues), each skill whole on one thread, and added to the page in
+/// name order until the budget is reached. No skill starts the pool's
+/// `LOOKAHEAD` or more past the last one added, so a page hashes at most
+/// that many of the next page's first skills.
+/// `stop` raised (SRV-009) ends the page at the next skill; its answer
+/// is never sent.
+pub(crate) fn list_read(
+    snap: &Arc<Snapshot>,
+    cursor: Option<&str>,
+    stop: &Arc<AtomicBool>,
+) -> Result<ListSkillsResult, McpError> {
+    let start = read_cursor(snap, cursor)?;
+    let count = snap
+        .skills_view
+        .served()
+        .len()
+        .saturating_sub(start)
+        .min(SKILLS_PAGE_SIZE);
+    let work = {
+        let snap = Arc::clone(snap);
+        let stop = Arc::clone(stop);
+        move |i: usize| {
+            if stop.load(Ordering::Relaxed) {
+                return None;
+            }
+            Some(entry(&snap, start + i, Reach::Read(&stop)))
+        }
+    };
+    let mut page = Page::new(snap);
+    let mut end = start;
+    let mut gave_up = false;
+    in_order(count, work, |e| {
+        match e {
+            // Cancelled: the page ends here, unsent.
+            None => return Take::Stop,
+            Some(Ok((entry, len))) => {
+                if !page.add(entry, len) {
+                    return Take::Stop;
+                }
+            }
+            Some(Err(Miss::NotKept)) => {
+                gave_up = true;
+                return Take::Stop;
+            }
+            Some(Err(Miss::Error(e))) => leave_out(snap, end, &e),
+        }
+        end += 1;
+        Take::More
+    });
+    if gave_up {
+        return unreached();
     }
-    Some(Ok(r))
+    Ok(page.finish(snap, end))
+}
+
+/// What a Skills extension request that may read answers when it says it
+/// could not: never, since only [`Reach::Kept`] gives up.
+pub(crate) fn unreached<T>() -> Result<T, McpError> {
+    Err(McpError::internal_error(
+        "the Skills extension gave up on a request it could read (a bug); ask again",
+        None,
+    ))
 }
 
 /// `skills/get` (SKX-002, SKX-016): one skill by its SKILL.md URI, parsed

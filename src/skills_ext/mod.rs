@@ -35,7 +35,7 @@ mod pool;
 mod uris;
 mod view;
 
-pub(crate) use pool::spawn;
+pub(crate) use pool::{Take, in_order, spawn};
 pub(crate) use uris::skill_uri;
 pub(crate) use view::SkillsView;
 // What the door's tests (`server::skills`) hold against rmcp's own rules.
