@@ -469,3 +469,20 @@ fn skills_a_reply_under_another_id_type_is_named_in_the_failure() {
         "{text}"
     );
 }
+
+/// Issue 45 review, finding 9: a manifest may write its entries' URIs
+/// with the scheme in capitals (`SKILL://alpha/x`, RFC 3986-equal to the
+/// skill's `skill://alpha/…`, reading R3): the manifest cases accept it.
+/// Behind the proxy this server is asked to read those URIs as written,
+/// and refuses them (R3 lets it: an equivalent URI may be refused), so
+/// exactly the cases that read every listed file fail — a server that
+/// lists URIs it will not serve.
+#[test]
+fn skills_a_manifest_may_write_the_scheme_in_capitals() {
+    let mut failed = skills_failing_with(
+        "upperscheme",
+        "SKL-005,SKL-017,SKL-018,SKL-020,SKL-021,SKL-022,SKL-043",
+    );
+    failed.sort();
+    assert_eq!(failed, ["SKL-021", "SKL-022", "SKL-043"]);
+}

@@ -68,6 +68,25 @@ pub struct Prober<'a> {
     catalog: Option<Catalog>,
 }
 
+/// What follows `root` and a `/` in `u`, with the scheme and authority
+/// compared without regard to case (RFC 3986 §6.2.2.1, reading R3): a
+/// manifest may write `SKILL://alpha/x` for a skill at `skill://alpha`.
+/// The path is compared as written, so a dot-segment or an escape in it
+/// stays for the manifest's checks to see.
+fn below<'a>(u: &'a str, root: &str) -> Option<&'a str> {
+    if let Some(r) = u.strip_prefix(root) {
+        return r.strip_prefix('/');
+    }
+    let (us, ur) = u.split_once("://")?;
+    let (rs, rr) = root.split_once("://")?;
+    let ua = ur.find('/').unwrap_or(ur.len());
+    let ra = rr.find('/').unwrap_or(rr.len());
+    if !us.eq_ignore_ascii_case(rs) || !ur[..ua].eq_ignore_ascii_case(&rr[..ra]) {
+        return None;
+    }
+    ur[ua..].strip_prefix(&rr[ra..])?.strip_prefix('/')
+}
+
 /// The URI the Resource Mapping gives the file at `rel` (a `/`-separated
 /// path) below the skill whose root directory is `root`: `<root>/<file-path>`
 /// (SEP2640-MAP-05, -07), each segment escaped.
@@ -277,10 +296,12 @@ impl<'a> Prober<'a> {
             Some(Value::Array(items)) => {
                 let mut map = Map::new();
                 let mut by_rel = BTreeMap::new();
-                if !items
-                    .iter()
-                    .any(|i| i.get("uri").and_then(Value::as_str) == Some(uri.as_str()))
-                {
+                let own = normalize(&uri);
+                if !items.iter().any(|i| {
+                    i.get("uri")
+                        .and_then(Value::as_str)
+                        .is_some_and(|u| normalize(u) == own)
+                }) {
                     problems.push(format!(
                         "no manifest entry has the skill's own uri {uri:?} (SEP2640-RES-04)"
                     ));
@@ -292,8 +313,7 @@ impl<'a> Prober<'a> {
                     };
                     let rel = root
                         .as_deref()
-                        .and_then(|r| u.strip_prefix(r))
-                        .and_then(|r| r.strip_prefix('/'))
+                        .and_then(|r| below(u, r))
                         .filter(|r| !r.is_empty());
                     let Some(rel) = rel else {
                         problems.push(format!("{u} is not below the skill's root"));
@@ -319,7 +339,7 @@ impl<'a> Prober<'a> {
                         }
                     }
                     f.insert("uri".into(), json!(u));
-                    if u == uri {
+                    if normalize(u) == own {
                         skill_md_digest =
                             item.get("digest").and_then(Value::as_str).map(String::from);
                     }
