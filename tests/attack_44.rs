@@ -51,7 +51,13 @@ fn walk(s: &mut Session, args: Value) -> Vec<Value> {
 fn a_skill_with_thousands_of_problems_does_not_blow_a_query_page_past_the_budget() {
     let root = tempfile::tempdir().unwrap();
     let keys: String = (0..3000).map(|i| format!("zq{i}: 1\n")).collect();
-    write(root.path(), "bloat", "Converts invoices to CSV.", &keys, "body");
+    write(
+        root.path(),
+        "bloat",
+        "Converts invoices to CSV.",
+        &keys,
+        "body",
+    );
     write(root.path(), "clean", "Reads invoices.", "", "body");
     let mut s = start(root.path(), &[]);
     let pages = walk(&mut s, json!({"query": "invoices"}));
@@ -97,7 +103,13 @@ fn names_that_fold_to_a_query_cannot_push_the_skill_of_that_name_off_the_first_p
         }
     }
     for n in &squatters {
-        write(root.path(), n, "git git, the git helper for git.", "", "git git");
+        write(
+            root.path(),
+            n,
+            "git git, the git helper for git.",
+            "",
+            "git git",
+        );
     }
     let mut s = start(root.path(), &[]);
     let page = s.tool("skill_list", json!({"query": "git"}));
@@ -249,8 +261,12 @@ fn a_query_that_is_a_refused_skills_name_says_it_was_refused() {
     let page = s.tool("skill_list", json!({"query": "invoice-tools"}));
     let note = page["note"].as_str().unwrap_or_default();
     let named = page["problems"].as_array().is_some_and(|p| {
-        p.iter()
-            .any(|p| p["path"].as_str().unwrap_or_default().contains("invoice-tools"))
+        p.iter().any(|p| {
+            p["path"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("invoice-tools")
+        })
     });
     assert!(
         named || (note.contains("invoice-tools") && note.contains("refused")),
@@ -358,4 +374,50 @@ fn a_cursor_is_not_honoured_by_a_query_the_model_orders_otherwise() {
     sorted.sort();
     sorted.dedup();
     assert_eq!(sorted.len(), seen.len(), "a match held twice: {seen:?}");
+}
+
+/// Finding 5, second form (issue 44 §5: "A corrupt model is silently
+/// useless"). The load check refuses a NaN, an infinity or zeros in the
+/// table, but not finite values so large (3·10³⁸, near `f32::MAX`) that
+/// the mean of two rows is an infinity: every skill's vector of two or
+/// more such tokens is then not finite and dropped, so "keynote", whose
+/// row points at `pptx`, finds nothing by meaning, and `problems` says
+/// nothing. The same words at 1.0 find `pptx`.
+///
+/// Issue 44: found by an outside attack; it failed on the finding it is named after.
+#[test]
+fn a_table_whose_rows_overflow_when_averaged_is_refused() {
+    let root = tempfile::tempdir().unwrap();
+    write(root.path(), "pptx", "Create decks and slides.", "", "body");
+    write(root.path(), "rna-seq", "Expression counts.", "", "body");
+    let big = 3.0e38f32;
+    for (scale, label) in [(1.0f32, "finite and small"), (big, "finite and huge")] {
+        let words: Vec<(&str, [f32; 2])> = vec![
+            ("slides", [scale, 0.0]),
+            ("keynote", [scale, scale / 10.0]),
+            ("counts", [0.0, scale]),
+            ("expression", [0.0, scale]),
+            ("decks", [scale, 0.0]),
+            ("create", [scale, scale / 30.0]),
+        ];
+        let dir = tempfile::tempdir().unwrap();
+        model2vec::tiny_model(dir.path(), &words, words.len() + 1);
+        let mut s = start(
+            root.path(),
+            &[("SKILL_MCP_EMBEDDINGS", dir.path().to_str().unwrap())],
+        );
+        let all = s.tool("skill_list", json!({}));
+        let refused = all["problems"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p["path"] == "SKILL_MCP_EMBEDDINGS");
+        let page = s.tool("skill_list", json!({"query": "keynote"}));
+        let found = common::names(&page).first() == Some(&"pptx".to_owned());
+        assert!(
+            refused || found,
+            "a table {label}: no problem, and meaning finds {:?} for \"keynote\"",
+            common::names(&page)
+        );
+    }
 }
