@@ -11,6 +11,8 @@
 
 mod common;
 
+/// An outside attack on issue 44's query answers and ranking (LIST-011, LIST-019, SEARCH-*).
+mod attack_44;
 /// The catalog is scanned once at boot, and nothing is written (DISC-016).
 mod boot_once;
 /// No reply quotes more than an excerpt of what a client sent (HARD-005).
