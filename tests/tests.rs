@@ -11,8 +11,6 @@
 
 mod common;
 
-/// An outside attack on issue 44's query answers and ranking (LIST-011, LIST-019, SEARCH-*).
-mod attack_44;
 /// The catalog is scanned once at boot, and nothing is written (DISC-016).
 mod boot_once;
 /// No reply quotes more than an excerpt of what a client sent (HARD-005).
@@ -39,6 +37,8 @@ mod faults;
 mod frontmatter;
 /// Bad lines from a client get errors and the server keeps serving (WIRE-001..WIRE-005).
 mod hostile_clients;
+/// Query answers and ranking against hostile authors, clients and models (LIST-019, SEARCH-*).
+mod hostile_queries;
 /// Hostile trees boot in bounded time, FIFOs and devices unopened (HARD-001, READ-012).
 mod hostile_trees;
 /// `--http` from outside; tests/http/ holds one module a room of src/http/.

@@ -282,6 +282,9 @@ pub(crate) fn fold(word: &str) -> String {
     word.nfkd()
         .filter(|c| !('\u{300}'..='\u{36f}').contains(c))
         .flat_map(char::to_lowercase)
+        // Greek's final sigma is the same letter (Unicode case folding):
+        // "ΟΔΗΓΟΣ" lower-cased a letter at a time ends in σ, "οδηγός" in ς.
+        .map(|c| if c == 'ς' { 'σ' } else { c })
         .nfc()
         .collect()
 }
@@ -742,8 +745,22 @@ impl Index {
     /// nearest in meaning (LIST-017).
     /// A skill whose name is the query (SEARCH-002) comes first, however
     /// others score.
-    pub(crate) fn search(&self, query: &str) -> Ranked {
-        let named = self.named(query);
+    ///
+    /// Among several such skills, `name_of` (each skill's served name)
+    /// orders them: the name exactly as typed, then the name in lower
+    /// case as typed, then names in Agent Skills' own form (lower case,
+    /// no trailing separator), then the rest, each in name order — so
+    /// `GIT`, `Git-` and `git_` cannot push `git` off the first page of
+    /// "git", nor `PDF` rank before `pdf` for "pdf".
+    pub(crate) fn search<'a>(&self, query: &str, name_of: impl Fn(usize) -> &'a str) -> Ranked {
+        let mut named = self.named(query);
+        let typed = query.trim();
+        let lower = typed.to_lowercase();
+        named.sort_by_key(|&i| {
+            let n = name_of(i);
+            let plain = n.chars().all(|c| !c.is_uppercase()) && !n.ends_with(['-', '_', '.']);
+            (n != typed, n != lower, !plain, i)
+        });
         let mut words: Vec<usize> = self.scored(query).into_iter().map(|(i, _)| i).collect();
         first(&mut words, &named);
         let by_words = words.len();

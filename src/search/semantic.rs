@@ -319,38 +319,70 @@ fn table_is_usable(table: &[u8]) -> Result<(), String> {
         .tensor("embeddings")
         .map_err(|_| "it holds no tensor named \"embeddings\"".to_string())?;
     let cols = t.shape().get(1).copied().unwrap_or(0);
-    let bad = match t.dtype() {
-        safetensors::Dtype::F32 => count_bad_rows(t.data(), cols, 4, |b| {
+    let Some(bad) = bad_rows(t.dtype(), t.data(), cols) else {
+        // Another type the loader refuses with its own message.
+        return Ok(());
+    };
+    judge("rows", &bad)?;
+    // model2vec scales each token's row by `weights`, when the file has
+    // them: a NaN, an out-of-range or a zero weight spoils its row as
+    // surely as the row's own values (SEARCH-005).
+    if let Ok(w) = tensors.tensor("weights")
+        && let Some(bad) = bad_rows(w.dtype(), w.data(), 1)
+    {
+        judge("weights", &bad)?;
+    }
+    Ok(())
+}
+
+/// The largest magnitude a value may have (the largest half-precision
+/// number, 65,504): a table of trained embeddings holds small numbers,
+/// and values near `f32::MAX` make the mean of two rows an infinity, so
+/// every text of two tokens has no vector (SEARCH-005).
+const MAX_VALUE: f64 = 65_504.0;
+
+/// The [`BadRows`] of a tensor of `dtype` with `cols` values a row; None
+/// for a type this check does not read.
+fn bad_rows(dtype: safetensors::Dtype, data: &[u8], cols: usize) -> Option<BadRows> {
+    let usable = |x: f64| x.is_finite() && x.abs() <= MAX_VALUE;
+    Some(match dtype {
+        safetensors::Dtype::F32 => count_bad_rows(data, cols, 4, |b| {
             let x = f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
-            (x.is_finite(), x == 0.0)
+            (usable(f64::from(x)), x == 0.0)
         }),
-        // IEEE half and bfloat16 by their bits: the exponent all ones is
-        // an infinity or a NaN; all bits but the sign clear is zero.
-        safetensors::Dtype::F16 => count_bad_rows(t.data(), cols, 2, |b| {
+        // IEEE half by its bits: the exponent all ones is an infinity or a
+        // NaN (every finite half is within MAX_VALUE); all bits but the
+        // sign clear is zero.
+        safetensors::Dtype::F16 => count_bad_rows(data, cols, 2, |b| {
             let x = u16::from_le_bytes([b[0], b[1]]);
             (x & 0x7c00 != 0x7c00, x & 0x7fff == 0)
         }),
-        safetensors::Dtype::BF16 => count_bad_rows(t.data(), cols, 2, |b| {
-            let x = u16::from_le_bytes([b[0], b[1]]);
-            (x & 0x7f80 != 0x7f80, x & 0x7fff == 0)
+        // bfloat16 is the top half of an f32.
+        safetensors::Dtype::BF16 => count_bad_rows(data, cols, 2, |b| {
+            let x = f32::from_bits(u32::from(u16::from_le_bytes([b[0], b[1]])) << 16);
+            (usable(f64::from(x)), x == 0.0)
         }),
-        safetensors::Dtype::F64 => count_bad_rows(t.data(), cols, 8, |b| {
+        safetensors::Dtype::F64 => count_bad_rows(data, cols, 8, |b| {
             let x = f64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]);
-            (x.is_finite(), x == 0.0)
+            (usable(x), x == 0.0)
         }),
-        safetensors::Dtype::I8 => count_bad_rows(t.data(), cols, 1, |b| (true, b[0] == 0)),
-        // Another type the loader refuses with its own message.
-        _ => return Ok(()),
-    };
+        safetensors::Dtype::I8 => count_bad_rows(data, cols, 1, |b| (true, b[0] == 0)),
+        _ => return None,
+    })
+}
+
+/// Refuses a tensor with any bad value, or with more than
+/// [`MAX_ZERO_ROW_SHARE`] of its rows zero; `what` names its rows.
+fn judge(what: &str, bad: &BadRows) -> Result<(), String> {
     if bad.non_finite > 0 {
         return Err(format!(
-            "{} of its {} rows hold a value that is not a finite number (NaN or an infinity)",
+            "{} of its {} {what} hold a value that is not a finite number (NaN or an infinity) or is larger than {MAX_VALUE}",
             bad.non_finite, bad.rows
         ));
     }
     if bad.zero as f64 > MAX_ZERO_ROW_SHARE * bad.rows as f64 {
         return Err(format!(
-            "{} of its {} rows are all zero, more than {}% of them",
+            "{} of its {} {what} are all zero, more than {}% of them",
             bad.zero,
             bad.rows,
             MAX_ZERO_ROW_SHARE * 100.0

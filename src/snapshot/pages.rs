@@ -35,14 +35,14 @@ pub(crate) struct Entries {
 
 /// What query answers need of every skill (LIST-019), computed on the
 /// first query of a snapshot: which problems are about it, and the size
-/// of its lean entry with those problems, by which query pages are cut.
+/// of its lean entry, by which query pages are cut.
 #[derive(Debug)]
 pub(crate) struct Lean {
     /// Per skill (in name order), the indices of the snapshot's problems
     /// about its folder or anything in it (the deepest skill's, when
     /// skills nest).
     problems: Vec<Vec<usize>>,
-    /// Per skill, the JSON size of its lean entry and of its problems.
+    /// Per skill, the JSON size of its lean entry.
     sizes: Vec<usize>,
 }
 
@@ -63,8 +63,8 @@ fn json_len<T: serde::Serialize>(v: &T) -> usize {
     serde_json::to_writer(&mut n, v).map_or(0, |()| n.0)
 }
 
-/// The words of a query, as a cursor's key holds them: its maximal runs
-/// of letters and digits, folded.
+/// The words of a query: its maximal runs of letters and digits, folded
+/// (a query without any is refused).
 fn words(s: &str) -> Vec<String> {
     crate::search::words(s).collect()
 }
@@ -204,13 +204,7 @@ impl Snapshot {
                 }
             }
             let sizes = (0..skills.len())
-                .map(|i| {
-                    json_len(&self.summary(i).lean())
-                        + problems[i]
-                            .iter()
-                            .map(|&p| json_len(&self.problems[p]) + 1)
-                            .sum::<usize>()
-                })
+                .map(|i| json_len(&self.summary(i).lean()))
                 .collect();
             Lean { problems, sizes }
         })
@@ -294,7 +288,10 @@ impl Snapshot {
     /// of this page, lean, with the problems about them; of the rest of
     /// the catalog only how many problems it has, and where to read them.
     fn query_page(&self, q: &str, args: &ListArgs) -> Result<SkillList, String> {
-        let ranked = self.index().search(q);
+        let skills = &self.catalog.skills;
+        let ranked = self
+            .index()
+            .search(q, |i| skills.get(i).map_or("", |s| s.name.as_str()));
         let order = ranked.skills;
         let lean = self.lean();
         let limit = args.limit.unwrap_or(QUERY_PAGE_SKILLS) as usize;
@@ -319,10 +316,25 @@ impl Snapshot {
             .find(|&s| s > start)
             .unwrap_or(order.len());
         let on_page = &order[start.min(end)..end];
-        let problems: Vec<_> = on_page
+        // The problems about the page's skills, in the catalog's order, as
+        // many as the room the skills leave holds (one skill may have
+        // thousands); the rest are counted in the note.
+        let mut about: Vec<usize> = on_page
             .iter()
-            .flat_map(|&i| lean.problems[i].iter().map(|&p| self.problems[p].clone()))
+            .flat_map(|&i| lean.problems[i].iter().copied())
             .collect();
+        about.sort_unstable();
+        let mut left = room.saturating_sub(on_page.iter().map(|&i| lean.sizes[i] + 1).sum());
+        let mut problems = Vec::new();
+        for &p in &about {
+            let size = json_len(&self.problems[p]) + 1;
+            if size > left {
+                break;
+            }
+            left -= size;
+            problems.push(self.problems[p].clone());
+        }
+        let unshown = about.len() - problems.len();
         let mut page = SkillList {
             skills: on_page.iter().map(|&i| self.summary(i).lean()).collect(),
             problems: (!problems.is_empty()).then_some(problems),
@@ -331,7 +343,7 @@ impl Snapshot {
             next_cursor: (end < order.len()).then(|| self.cursor_at(key, end)),
             ..SkillList::default()
         };
-        page.note = Some(self.query_note(&page, q, start, ranked.by_words));
+        page.note = Some(self.query_note(&page, q, start, ranked.by_words, unshown));
         Ok(page)
     }
 
@@ -339,7 +351,14 @@ impl Snapshot {
     /// LIST-019): how many match and which these are, how to go on, and
     /// where the catalog's problems are — short, as a model reads it with
     /// every answer.
-    fn query_note(&self, page: &SkillList, q: &str, start: usize, by_words: usize) -> String {
+    fn query_note(
+        &self,
+        page: &SkillList,
+        q: &str,
+        start: usize,
+        by_words: usize,
+        unshown: usize,
+    ) -> String {
         let n = page.total.unwrap_or_default();
         let s = if n == 1 { "" } else { "s" };
         let mut note = if n == 0 {
@@ -368,6 +387,31 @@ impl Snapshot {
         }
         if page.next_cursor.is_some() {
             note.push_str(" For more, call skill_list again with the same query and limit and cursor set to nextCursor.");
+        }
+        // A query that is the name of a folder that was refused: say so,
+        // as skill_load of that name does (LOAD-004), rather than leave a
+        // model to think it is a matter of words.
+        let typed = q.trim();
+        if self
+            .catalog
+            .skills
+            .binary_search_by(|s| s.name.as_str().cmp(typed))
+            .is_err()
+            && let Some(p) = self.refusal_of(typed)
+        {
+            note.push_str(&format!(
+                " No skill named {} is served: {} was refused ({}): {}.",
+                excerpt(typed),
+                p.path,
+                p.reason.code(),
+                excerpt(&p.detail)
+            ));
+        }
+        if unshown > 0 {
+            note.push_str(&format!(
+                " {unshown} more problem{} about these skills did not fit here.",
+                if unshown == 1 { "" } else { "s" }
+            ));
         }
         if let Some(p) = page.problems_total {
             note.push_str(&format!(
@@ -606,22 +650,22 @@ fn themes(skills: &[crate::catalog::Skill]) -> Vec<(String, usize)> {
     themes
 }
 
-/// What a cursor is bound to: the query (as its words) and the limit,
-/// keyed the same in every process and build (LIST-008, LIST-018).
+/// What a cursor is bound to: the query (its text as sent: ranking by
+/// meaning reads the text, so "Keynote" and "keynote" may order skills
+/// differently) and the limit, keyed the same in every process and build
+/// (LIST-008, LIST-018).
 fn listing_key(args: &ListArgs) -> u64 {
-    let words = args.query.as_deref().map(words);
     let limit = args.limit.map(|l| l.to_string());
     let mut parts: Vec<&[u8]> = vec![b"list"];
-    match &words {
+    match args.query.as_deref() {
         None => parts.push(b"no query"),
-        Some(w) => {
+        Some(q) => {
             parts.push(b"query");
-            parts.push(b"words");
-            parts.extend(w.iter().map(|w| w.as_bytes()));
+            parts.push(b"text");
+            parts.push(q.as_bytes());
         }
     }
-    // The words are variable in number: the limit is told apart by a
-    // marker no word can be (a word is letters and digits).
+    // The limit is told apart by a marker of its own.
     match &limit {
         None => parts.push(b"-no limit-"),
         Some(l) => {

@@ -1,6 +1,8 @@
-//! An outside attack on issue 44 (`skill_list`'s query answers and
-//! ranking: LIST-011, LIST-019, SEARCH-001..SEARCH-005), through MCP. Each
-//! test fails on the finding it is named after.
+//! `skill_list`'s query answers and ranking against hostile authors,
+//! hostile clients and broken models (LIST-008, LIST-011, LIST-019,
+//! SEARCH-001..SEARCH-005), through MCP. The tests came from the outside
+//! attack on issue 44 (2026-12-07); each failed on the finding it is named
+//! after until the fix that landed with it.
 
 use crate::common::{self, BIN, Session, model2vec};
 use serde_json::{Value, json};
