@@ -10,7 +10,9 @@ use super::Snapshot;
 use super::identity;
 use crate::cursor::{self, Paged, SKILL_LIST, SKILL_LOAD};
 use crate::echo::excerpt;
-use crate::limits::{MAX_QUERY_BYTES, MAX_THEMES, MIN_THEME_SKILLS, QUERY_PAGE_SKILLS};
+use crate::limits::{
+    MAX_QUERY_BYTES, MAX_SKILL_NAME_BYTES, MAX_THEMES, MIN_THEME_SKILLS, QUERY_PAGE_SKILLS,
+};
 use crate::search::{Index, is_stop_word};
 use crate::shapes::{FileSummary, ListArgs, SkillList};
 
@@ -251,15 +253,13 @@ impl Snapshot {
         let order: Vec<usize> = (0..self.catalog.skills.len()).collect();
         let key = listing_key(args);
         let starts = self.page_starts(&order, args.limit);
-        let start = match args.cursor.as_deref() {
-            None => 0,
-            Some(c) => self.read_cursor(c, key, &starts, &SKILL_LIST)?,
-        };
-        let end = starts
-            .iter()
-            .copied()
-            .find(|&s| s > start)
-            .unwrap_or(order.len() + entries.problem_sizes.len());
+        let (start, end) = self.page_at(
+            args.cursor.as_deref(),
+            key,
+            &starts,
+            order.len() + entries.problem_sizes.len(),
+            &SKILL_LIST,
+        )?;
         let mut page = self.list_header();
         // The roots are the catalog's, said once: on the first page
         // (LIST-019).
@@ -306,15 +306,13 @@ impl Snapshot {
         let room = self.settings.budget.saturating_sub(header + PAGE_SLACK);
         let starts = cut(order.iter().map(|&i| lean.sizes[i]), room, |_| true, limit);
         let key = listing_key(args);
-        let start = match args.cursor.as_deref() {
-            None => 0,
-            Some(c) => self.read_cursor(c, key, &starts, &SKILL_LIST)?,
-        };
-        let end = starts
-            .iter()
-            .copied()
-            .find(|&s| s > start)
-            .unwrap_or(order.len());
+        let (start, end) = self.page_at(
+            args.cursor.as_deref(),
+            key,
+            &starts,
+            order.len(),
+            &SKILL_LIST,
+        )?;
         let on_page = &order[start.min(end)..end];
         // The problems about the page's skills, in the catalog's order, as
         // many as the room the skills leave holds (one skill may have
@@ -391,12 +389,16 @@ impl Snapshot {
         // A query that is the name of a folder that was refused: say so,
         // as skill_load of that name does (LOAD-004), rather than leave a
         // model to think it is a matter of words.
+        // Only a query that could be a name is looked for: most queries
+        // are words with spaces, and the look goes through every problem.
         let typed = q.trim();
-        if self
-            .catalog
-            .skills
-            .binary_search_by(|s| s.name.as_str().cmp(typed))
-            .is_err()
+        if typed.len() <= MAX_SKILL_NAME_BYTES
+            && !typed.contains(char::is_whitespace)
+            && self
+                .catalog
+                .skills
+                .binary_search_by(|s| s.name.as_str().cmp(typed))
+                .is_err()
             && let Some(p) = self.refusal_of(typed)
         {
             note.push_str(&format!(
@@ -449,6 +451,25 @@ impl Snapshot {
         kind: &Paged,
     ) -> Result<usize, String> {
         cursor::read_keyed(c, || self.identity().to_string(), key, starts, kind)
+    }
+
+    /// The page a call asks for: from the offset its cursor stands for
+    /// (the first page without one) to the next page start, or to `len`,
+    /// the end of the sequence `starts` cuts.
+    fn page_at(
+        &self,
+        cursor: Option<&str>,
+        key: u64,
+        starts: &[usize],
+        len: usize,
+        kind: &Paged,
+    ) -> Result<(usize, usize), String> {
+        let start = match cursor {
+            None => 0,
+            Some(c) => self.read_cursor(c, key, starts, kind)?,
+        };
+        let end = starts.iter().copied().find(|&s| s > start).unwrap_or(len);
+        Ok((start, end))
     }
 
     /// The cursor of the page that starts at `offset` of listing `key`.
@@ -532,15 +553,7 @@ impl Snapshot {
         );
         // A filesCursor belongs to its skill's manifest.
         let key = identity::key(&[b"files", name.as_bytes()]);
-        let start = match cursor {
-            None => 0,
-            Some(c) => self.read_cursor(c, key, &starts, &SKILL_LOAD)?,
-        };
-        let end = starts
-            .iter()
-            .copied()
-            .find(|&s| s > start)
-            .unwrap_or(files.len());
+        let (start, end) = self.page_at(cursor, key, &starts, files.len(), &SKILL_LOAD)?;
         let total = files.len();
         let next = (end < total).then(|| self.cursor_at(key, end));
         let note = format!(
