@@ -38,25 +38,30 @@ fn failing_in(profile: &str, server: &str, cases: &str) -> Vec<String> {
         .collect()
 }
 
-/// Runs `only` (or every case) of `profile` against the server command
-/// `server`; returns each case's ID and status.
-fn statuses(profile: &str, server: &str, only: Option<&str>) -> Vec<(String, String)> {
-    let mut cmd = Command::new(common::runner());
-    cmd.args(["--profile", profile, "--server", server]);
-    if let Some(cases) = only {
-        cmd.args(["--only", cases]);
-    }
-    let out = cmd
-        .args(["--format", "json", "--jobs", "2"])
+/// The runner's JSON report of a run with `args`.
+fn report(args: &[&str]) -> serde_json::Value {
+    let out = Command::new(common::runner())
+        .args(args)
+        .args(["--format", "json"])
         .output()
         .expect("the runner runs");
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!(
             "no JSON report ({e}): {}\n{}",
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         )
-    });
+    })
+}
+
+/// Runs `only` (or every case) of `profile` against the server command
+/// `server`; returns each case's ID and status.
+fn statuses(profile: &str, server: &str, only: Option<&str>) -> Vec<(String, String)> {
+    let mut args = vec!["--profile", profile, "--server", server, "--jobs", "2"];
+    if let Some(cases) = only {
+        args.extend(["--only", cases]);
+    }
+    let report = report(&args);
     let cases = report["cases"].as_array().expect("cases in the report");
     cases
         .iter()
@@ -305,26 +310,18 @@ fn skills_over_http_takes_the_reply_from_an_sse_stream_left_open() {
     )
     .expect("write");
     let server = format!("python3 {SKILLS_HTTP_FRONT} --hold=30 --variant= {SERVER}");
-    let out = Command::new(common::runner())
-        .args([
-            "--profile",
-            "skills",
-            "--server",
-            &server,
-            "--url",
-            "stderr",
-        ])
-        .args(["--adapter", adapter.path().to_str().expect("UTF-8")])
-        .args(["--only", "SKL-003", "--format", "json"])
-        .output()
-        .expect("the runner runs");
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "no JSON report ({e}): {}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
+    let report = report(&[
+        "--profile",
+        "skills",
+        "--server",
+        &server,
+        "--url",
+        "stderr",
+        "--adapter",
+        adapter.path().to_str().expect("UTF-8"),
+        "--only",
+        "SKL-003",
+    ]);
     assert_eq!(report["cases"][0]["status"], "pass", "{report}");
 }
 
@@ -456,12 +453,17 @@ fn skills_a_skill_of_the_servers_own_is_set_apart() {
 #[test]
 fn skills_a_reply_under_another_id_type_is_named_in_the_failure() {
     let server = format!("python3 {SKILLS_VARIANT_PROXY} --variant=rob=strid {SERVER}");
-    let out = Command::new(common::runner())
-        .args(["--profile", "skills", "--server", &server])
-        .args(["--only", "SKL-011", "--format", "json", "--jobs", "2"])
-        .output()
-        .expect("the runner runs");
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = report(&[
+        "--profile",
+        "skills",
+        "--server",
+        &server,
+        "--only",
+        "SKL-011",
+        "--jobs",
+        "2",
+    ])
+    .to_string();
     assert!(
         text.contains(
             "no reply to `skills/get` within 20 s; the server sent 1 reply under an id the runner never used"
