@@ -68,6 +68,22 @@ pub struct Prober<'a> {
     catalog: Option<Catalog>,
 }
 
+/// Why a template of a case has no value.
+enum Unresolved {
+    /// It names the skill of fixture folder `dir`, which is not listed.
+    Unlisted { dir: String, why: String },
+    /// Anything else: a malformed template, a file no manifest lists.
+    Bad(String),
+}
+
+impl Unresolved {
+    fn why(self) -> String {
+        match self {
+            Unresolved::Unlisted { why, .. } | Unresolved::Bad(why) => why,
+        }
+    }
+}
+
 /// What follows `root` and a `/` in `u`, with the scheme and authority
 /// compared without regard to case (RFC 3986 §6.2.2.1, reading R3): a
 /// manifest may write `SKILL://alpha/x` for a skill at `skill://alpha`.
@@ -799,21 +815,19 @@ impl<'a> Prober<'a> {
         type Asked = Result<(String, Option<(String, String)>), (String, String)>;
         let mut asked: Vec<Asked> = Vec::new();
         for t in uris {
-            match self.resolve(t) {
+            match self.resolve_as(t, None) {
                 Ok(u) => asked.push(Ok((u, None))),
-                Err(why) => match self.unlisted_in(t) {
-                    Some(dir) => {
-                        for c in self.candidates(&dir, &[])? {
-                            let Some(root) = c.strip_suffix(&format!("/{SKILL_MD}")) else {
-                                continue;
-                            };
-                            if let Ok(u) = self.resolve_as(t, Some((&dir, root))) {
-                                asked.push(Ok((u, Some((dir.clone(), root.to_string())))));
-                            }
+                Err(Unresolved::Unlisted { dir, .. }) => {
+                    for c in self.candidates(&dir, &[])? {
+                        let Some(root) = c.strip_suffix(&format!("/{SKILL_MD}")) else {
+                            continue;
+                        };
+                        if let Ok(u) = self.resolve_as(t, Some((&dir, root))) {
+                            asked.push(Ok((u, Some((dir.clone(), root.to_string())))));
                         }
                     }
-                    None => asked.push(Err((t.clone(), why))),
-                },
+                }
+                Err(Unresolved::Bad(why)) => asked.push(Err((t.clone(), why))),
             }
         }
         for a in asked {
@@ -891,35 +905,13 @@ impl<'a> Prober<'a> {
     /// A string with its `${uri:DIR}`, `${root:DIR}` and
     /// `${file:DIR:PATH}` replaced from the listing.
     pub fn resolve(&mut self, t: &str) -> Result<String, String> {
-        self.resolve_as(t, None)
-    }
-
-    /// The fixture folder of the first template of `t` that names a skill
-    /// the listing does not hold.
-    fn unlisted_in(&mut self, t: &str) -> Option<String> {
-        let mut rest = t;
-        while let Some(at) = rest.find("${") {
-            let after = &rest[at + 2..];
-            let end = after.find('}')?;
-            let inner = &after[..end];
-            let dir = match inner.split_once(':') {
-                Some(("file", a)) => a.split_once(':').map(|(d, _)| d)?,
-                Some(("uri" | "root", d)) => d,
-                _ => return None,
-            };
-            let listed = self.catalog().ok()?.first(dir).is_some();
-            if !listed {
-                return Some(dir.to_string());
-            }
-            rest = &after[end + 1..];
-        }
-        None
+        self.resolve_as(t, None).map_err(Unresolved::why)
     }
 
     /// [`Prober::resolve`], with the skill of fixture folder `as_.0`
     /// taken to have the root `as_.1` (a URI it could have, when it is
     /// not listed).
-    fn resolve_as(&mut self, t: &str, as_: Option<(&str, &str)>) -> Result<String, String> {
+    fn resolve_as(&mut self, t: &str, as_: Option<(&str, &str)>) -> Result<String, Unresolved> {
         let mut out = String::new();
         let mut rest = t;
         while let Some(at) = rest.find("${") {
@@ -927,7 +919,7 @@ impl<'a> Prober<'a> {
             let after = &rest[at + 2..];
             let end = after
                 .find('}')
-                .ok_or_else(|| format!("{t:?}: a template is not closed"))?;
+                .ok_or_else(|| Unresolved::Bad(format!("{t:?}: a template is not closed")))?;
             let inner = &after[..end];
             out.push_str(&self.template(inner, as_)?);
             rest = &after[end + 1..];
@@ -936,25 +928,26 @@ impl<'a> Prober<'a> {
         Ok(out)
     }
 
-    fn template(&mut self, inner: &str, as_: Option<(&str, &str)>) -> Result<String, String> {
+    fn template(&mut self, inner: &str, as_: Option<(&str, &str)>) -> Result<String, Unresolved> {
+        let bad = Unresolved::Bad;
         let (kind, arg) = inner
             .split_once(':')
-            .ok_or_else(|| format!("${{{inner}}} is not a template"))?;
+            .ok_or_else(|| bad(format!("${{{inner}}} is not a template")))?;
         let cat = self
             .catalog()
-            .map_err(|b| format!("the listing could not be read: {}", b.0))?;
+            .map_err(|b| bad(format!("the listing could not be read: {}", b.0)))?;
         let (dir, file) = match kind {
             "file" => {
                 let (d, f) = arg
                     .split_once(':')
-                    .ok_or_else(|| format!("${{{inner}}}: write ${{file:DIR:PATH}}"))?;
+                    .ok_or_else(|| bad(format!("${{{inner}}}: write ${{file:DIR:PATH}}")))?;
                 (d, Some(f))
             }
             "uri" | "root" => (arg, None),
             _ => {
-                return Err(format!(
+                return Err(bad(format!(
                     "${{{inner}}}: no template `{kind}` (uri, root, file)"
-                ));
+                )));
             }
         };
         if let Some((d, root)) = as_
@@ -966,15 +959,16 @@ impl<'a> Prober<'a> {
                 _ => root.to_string(),
             });
         }
-        let l = cat.first(dir).ok_or_else(|| {
-            format!("the skill {dir} is not listed, so ${{{inner}}} has no value")
+        let l = cat.first(dir).ok_or_else(|| Unresolved::Unlisted {
+            dir: dir.to_string(),
+            why: format!("the skill {dir} is not listed, so ${{{inner}}} has no value"),
         })?;
         match (kind, file) {
             ("uri", _) => Ok(l.uri.clone()),
             ("root", _) => l
                 .root
                 .clone()
-                .ok_or_else(|| format!("{}'s uri has no root", l.uri)),
+                .ok_or_else(|| bad(format!("{}'s uri has no root", l.uri))),
             // A skill served "dynamic" lists no files (R7): its file's
             // URI is the Resource Mapping's (SEP2640-MAP-05, -07).
             (_, Some(f))
@@ -983,7 +977,7 @@ impl<'a> Prober<'a> {
                 l.root
                     .as_deref()
                     .map(|root| mapped_uri(root, f))
-                    .ok_or_else(|| format!("{}'s uri has no root", l.uri))
+                    .ok_or_else(|| bad(format!("{}'s uri has no root", l.uri)))
             }
             (_, Some(f)) => l
                 .files
@@ -991,9 +985,11 @@ impl<'a> Prober<'a> {
                 .and_then(|m| m.get(f))
                 .cloned()
                 .ok_or_else(|| {
-                    format!("{dir}'s manifest lists no {f}, so ${{{inner}}} has no value")
+                    bad(format!(
+                        "{dir}'s manifest lists no {f}, so ${{{inner}}} has no value"
+                    ))
                 }),
-            _ => Err(format!("${{{inner}}} is not a template")),
+            _ => Err(bad(format!("${{{inner}}} is not a template"))),
         }
     }
 
